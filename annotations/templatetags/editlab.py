@@ -1,0 +1,48 @@
+"""Template helpers shared by every editlab page: `{% load editlab %}`.
+
+`markdown` renders admin-written guidelines: Markdown to HTML, then sanitized with nh3
+(ammonia), so no script, style, event handler or javascript: link survives, whatever the
+source contains.
+"""
+
+import markdown as markdown_lib
+import nh3
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+# ammonia's defaults, minus what guidelines never need; images are allowed (http/https only).
+_ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "s", "span", "strong",
+    "sub", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+}  # fmt: skip
+_ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "abbr": {"title"},
+    "th": {"align"},
+    "td": {"align"},
+    "code": {"class"},
+}
+_URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def render_markdown(text: str | None) -> SafeString:
+    """Markdown source -> sanitized HTML, safe to insert into a page unescaped."""
+    html = markdown_lib.markdown(text or "", extensions=["extra", "sane_lists"], output_format="html")
+    cleaned = nh3.clean(
+        html,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRIBUTES,
+        url_schemes=_URL_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+    return mark_safe(cleaned)  # noqa: S308 - sanitized by nh3 just above
+
+
+@register.filter(name="markdown")
+def markdown_filter(text: str | None) -> SafeString:
+    return render_markdown(text)
