@@ -1,0 +1,146 @@
+"""The selection of post-edits researchers analyse and export, as a QuerySet or a data frame.
+
+Shared by the compute side (services, exports) and the analysis side (reports, analyze):
+one definition of "the post-edits of a selection" and of the metric column names.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from django.db.models import F, QuerySet
+
+from annotations.models import EFFORT_FIELDS, PostEdit, Project
+from metrics.models import MetricValue
+
+# Analysis target -> the PostEdit effort field it reads.
+TARGETS = {"wall_time": "wall_ms", "active_time": "active_ms", "keystrokes": "keystrokes", "allkeys": "allkeys"}
+
+VARIANTS = (MetricValue.PLAIN, MetricValue.WITH_REFERENCES)
+
+# Columns of post_edit_frame before the metric columns, in order.
+BASE_COLUMNS = (
+    "post_edit_id",
+    "external_id",
+    "annotator",
+    "task_type",
+    "origin",
+    "original",
+    "edited",
+    *EFFORT_FIELDS,
+)
+
+_BASE_VALUES = {
+    "post_edit_id": F("id"),
+    "external_id": F("assignment__item__external_id"),
+    "annotator": F("assignment__annotator__username"),
+    "task_type": F("assignment__item__task_type"),
+    "original": F("assignment__item__model_output"),
+    "edited": F("text"),
+}
+
+
+def metric_column(metric: str, variant: str) -> str:
+    """`compression` for the plain variant, `compression__with_references` for the other."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}: choose one of {', '.join(VARIANTS)}")
+    return metric if variant == MetricValue.PLAIN else f"{metric}__{variant}"
+
+
+def post_edit_queryset(
+    *,
+    project: Project,
+    annotators: Sequence[str] | None = None,
+    task_type: str | None = None,
+    origin: str | None = None,
+) -> QuerySet[PostEdit]:
+    """The submitted post-edits of the selection, ordered by id (stable across calls)."""
+    qs = PostEdit.objects.completed().filter(assignment__item__project=project)
+    if annotators:
+        qs = qs.filter(assignment__annotator__username__in=list(annotators))
+    if task_type:
+        qs = qs.filter(assignment__item__task_type=task_type)
+    if origin:
+        qs = qs.filter(origin=origin)
+    return qs.order_by("id")
+
+
+def stored_metric_names(post_edits: QuerySet[PostEdit]) -> list[str]:
+    """Metric names with at least one stored value for these post-edits, in registry order."""
+    names = set(
+        MetricValue.objects.filter(post_edit__in=post_edits.values("id")).values_list("metric", flat=True).distinct()
+    )
+    return _registry_order(names)
+
+
+def _registry_order(names: set[str]) -> list[str]:
+    try:
+        from metrics.text import METRICS
+    except ImportError:  # the engine is optional here: fall back to alphabetical order
+        METRICS = {}
+    known = [name for name in METRICS if name in names]
+    return known + sorted(names - set(known))
+
+
+def post_edit_frame(
+    *,
+    project: Project,
+    annotators: Sequence[str] | None = None,
+    task_type: str | None = None,
+    origin: str | None = None,
+    metrics: Sequence[str] | None = None,
+    variants: Sequence[str] = VARIANTS,
+) -> pd.DataFrame:
+    """One row per submitted post-edit of the selection, with effort fields and metric values.
+
+    Metric columns: one float column per (metric, variant) requested, named by
+    metric_column(); NaN where no value is stored (or the stored value is null).
+    metrics=None means every metric with a stored value in the selection.
+    Two queries in total, whatever the size: the post-edits, then the values (pivoted).
+    """
+    for variant in variants:
+        metric_column("x", variant)  # validates
+    qs = post_edit_queryset(project=project, annotators=annotators, task_type=task_type, origin=origin)
+    rows = list(qs.values(**_BASE_VALUES, origin_value=F("origin"), **{f"e_{f}": F(f) for f in EFFORT_FIELDS}))
+    frame = pd.DataFrame.from_records(
+        [
+            {
+                **{k: row[k] for k in _BASE_VALUES},
+                "origin": row["origin_value"],
+                **{f: row[f"e_{f}"] for f in EFFORT_FIELDS},
+            }
+            for row in rows
+        ],
+        columns=list(BASE_COLUMNS),
+    )
+    # Effort fields are nullable integers: float keeps NaN for "not measured".
+    for field in EFFORT_FIELDS:
+        frame[field] = pd.to_numeric(frame[field], errors="coerce").astype(float)
+    frame["post_edit_id"] = frame["post_edit_id"].astype("int64")
+
+    metric_names = list(metrics) if metrics is not None else stored_metric_names(qs)
+    columns = [metric_column(m, v) for m in metric_names for v in variants]
+    if not metric_names or frame.empty:
+        for column in columns:
+            frame[column] = np.nan
+        return frame
+
+    values = pd.DataFrame.from_records(
+        list(
+            MetricValue.objects.filter(
+                post_edit__in=qs.values("id"), metric__in=metric_names, variant__in=list(variants)
+            ).values_list("post_edit_id", "metric", "variant", "value")
+        ),
+        columns=["post_edit_id", "metric", "variant", "value"],
+    )
+    if values.empty:
+        wide = pd.DataFrame(index=frame["post_edit_id"], columns=columns, dtype=float)
+    else:
+        values["column"] = [metric_column(m, v) for m, v in zip(values["metric"], values["variant"], strict=True)]
+        values["value"] = pd.to_numeric(values["value"], errors="coerce").astype(float)
+        wide = values.pivot(index="post_edit_id", columns="column", values="value")
+        wide = wide.reindex(index=frame["post_edit_id"], columns=columns)
+    wide = wide.astype(float)
+    for column in columns:
+        frame[column] = wide[column].to_numpy()
+    return frame

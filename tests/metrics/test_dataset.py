@@ -1,0 +1,110 @@
+import math
+
+import pytest
+
+from annotations.models import Assignment, PostEdit
+from metrics.dataset import TARGETS, metric_column, post_edit_frame, post_edit_queryset
+from metrics.models import MetricValue
+from tests.factories import (
+    MetricValueFactory,
+    PostEditFactory,
+    ProjectFactory,
+    SubmittedPostEditFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def selection():
+    project = ProjectFactory(name="study")
+    anna = UserFactory(username="anna", role="annotator")
+    bob = UserFactory(username="bob", role="annotator")
+    first = SubmittedPostEditFactory(
+        assignment__item__project=project,
+        assignment__item__external_id="s1",
+        assignment__item__task_type="mt",
+        assignment__annotator=anna,
+        text="This is a test.",
+        wall_ms=1000,
+        keystrokes=4,
+    )
+    second = SubmittedPostEditFactory(
+        assignment__item__project=project,
+        assignment__item__external_id="s2",
+        assignment__item__task_type="qa",
+        assignment__annotator=bob,
+        origin=PostEdit.IMPORTED,
+        text="Another one.",
+        wall_ms=2000,
+        keystrokes=None,
+    )
+    # Not submitted, and another project: never in the selection.
+    PostEditFactory(assignment__item__project=project, assignment__annotator=anna, assignment__status=Assignment.PENDING)
+    SubmittedPostEditFactory()
+    MetricValueFactory(post_edit=first, metric="compression", variant="plain", value=3.0)
+    MetricValueFactory(post_edit=first, metric="compression", variant="with_references", value=5.0)
+    MetricValueFactory(post_edit=second, metric="compression", variant="plain", value=None)
+    MetricValueFactory(post_edit=second, metric="levenshtein", variant="plain", value=7.0)
+    return project, first, second
+
+
+def test_metric_column_names_the_variant():
+    assert metric_column("compression", "plain") == "compression"
+    assert metric_column("compression", "with_references") == "compression__with_references"
+    with pytest.raises(ValueError, match="unknown variant 'both'"):
+        metric_column("compression", "both")
+
+
+def test_targets_name_effort_fields():
+    assert TARGETS == {"wall_time": "wall_ms", "active_time": "active_ms", "keystrokes": "keystrokes", "allkeys": "allkeys"}
+
+
+def test_queryset_keeps_only_submitted_post_edits_of_the_selection(selection):
+    project, first, second = selection
+    assert list(post_edit_queryset(project=project)) == [first, second]
+    assert list(post_edit_queryset(project=project, annotators=["bob"])) == [second]
+    assert list(post_edit_queryset(project=project, task_type="mt")) == [first]
+    assert list(post_edit_queryset(project=project, origin=PostEdit.IMPORTED)) == [second]
+
+
+def test_frame_has_one_row_per_post_edit_with_metric_columns(selection, django_assert_max_num_queries):
+    project, first, second = selection
+    with django_assert_max_num_queries(4):
+        frame = post_edit_frame(project=project)
+    assert list(frame["post_edit_id"]) == [first.id, second.id]
+    assert list(frame["external_id"]) == ["s1", "s2"]
+    assert list(frame["annotator"]) == ["anna", "bob"]
+    assert list(frame["task_type"]) == ["mt", "qa"]
+    assert list(frame["origin"]) == ["live", "imported"]
+    assert list(frame["original"]) == ["This are a test.", "This are a test."]
+    assert list(frame["edited"]) == ["This is a test.", "Another one."]
+    assert list(frame["wall_ms"]) == [1000.0, 2000.0]
+    assert frame["keystrokes"].iloc[0] == 4.0 and math.isnan(frame["keystrokes"].iloc[1])
+    assert list(frame.columns[-4:]) == [
+        "compression",
+        "compression__with_references",
+        "levenshtein",
+        "levenshtein__with_references",
+    ]
+    assert frame["compression"].iloc[0] == 3.0 and math.isnan(frame["compression"].iloc[1])
+    assert frame["compression__with_references"].iloc[0] == 5.0
+    assert math.isnan(frame["levenshtein"].iloc[0]) and frame["levenshtein"].iloc[1] == 7.0
+    assert frame["levenshtein__with_references"].isna().all()
+
+
+def test_frame_honours_requested_metrics_and_variants(selection):
+    project, first, _ = selection
+    frame = post_edit_frame(project=project, annotators=["anna"], metrics=["compression", "ter"], variants=["plain"])
+    assert list(frame.columns[-2:]) == ["compression", "ter"]
+    assert frame["compression"].tolist() == [3.0]
+    assert frame["ter"].isna().all()
+
+
+def test_frame_of_an_empty_selection_has_the_columns(selection):
+    project, _, _ = selection
+    frame = post_edit_frame(project=project, annotators=["nobody"], metrics=["compression"])
+    assert frame.empty
+    assert "compression__with_references" in frame.columns and "wall_ms" in frame.columns
+    assert MetricValue.objects.count() == 4
