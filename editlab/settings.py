@@ -112,7 +112,7 @@ CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if env_bool("BEHIND_PROXY", False):
@@ -166,7 +166,15 @@ EDITLAB_BERTSCORE_LAYERS = env_int("EDITLAB_BERTSCORE_LAYERS", 6, minimum=1)
 EDITLAB_METRIC_WORKERS = env_int("EDITLAB_METRIC_WORKERS", 0, minimum=0)  # 0 = all cores
 EDITLAB_IDLE_THRESHOLD_S = env_float("EDITLAB_IDLE_THRESHOLD_S", 30.0, minimum=1.0)
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# A database cache, so that limits (login attempts) hold across app server processes.
+# The table is created by `manage.py createcachetable` (the start script and the test
+# database set-up run it).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "editlab_cache",
+    }
+}
 
 LOGGING = {
     "version": 1,

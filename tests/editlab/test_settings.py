@@ -64,3 +64,25 @@ def test_the_roles_exist(db):
     from django.contrib.auth.models import Group
 
     assert set(Group.objects.values_list("name", flat=True)) >= {"admin", "annotator", "researcher"}
+
+
+def test_the_deploy_check_is_clean_with_the_documented_production_settings():
+    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DATABASE_URL"}}
+    production = {"DEBUG": "0", "SECRET_KEY": "s3cr3t-" + "Kq8!zP2#" * 7, "ALLOWED_HOSTS": "editlab.example.org"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env={**base, **production},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_suite_runs_on_the_database_named_by_DATABASE_URL(db):
+    from django.db import connection
+
+    expected = "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
+    assert connection.vendor == expected
