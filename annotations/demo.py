@@ -1,6 +1,9 @@
 """The demo project of the quick start: a few MT outputs to post-edit."""
 
-from annotations.models import Assignment, Batch, Item, PostEdit, Project
+from django.db import transaction
+
+from annotations.models import Item, Project
+from annotations.services import batch_assign, batch_make, project_create
 
 DEMO_PROJECT = "Demo: post-edit machine translations"
 DEMO_ITEMS = [
@@ -12,27 +15,25 @@ DEMO_ITEMS = [
 ]
 
 
+@transaction.atomic
 def demo_project(*, annotator) -> Project | None:
-    """Create the demo project once; returns None when it already exists."""
+    """Create the demo project once; returns None when it already exists.
+
+    Goes through the same services as an admin would: one batch, assigned to the
+    demo annotator (the editor creates each post-edit when it is first opened).
+    """
     if Project.objects.filter(name=DEMO_PROJECT).exists():
         return None
-    project = Project.objects.create(
+    project = project_create(
         name=DEMO_PROJECT,
         guidelines="Correct the translation so that it is **fluent** and **accurate**. Change no more than needed.",
         task_type="mt",
         instructions=["Post-edit the translation"],
     )
-    batch = Batch.objects.create(project=project, name="demo batch 1")
-    for position, (external_id, source, output) in enumerate(DEMO_ITEMS):
-        item = Item.objects.create(
-            project=project,
-            external_id=external_id,
-            source=source,
-            model_output=output,
-            position=position,
-            batch=batch,
-            batch_position=position,
-        )
-        assignment = Assignment.objects.create(item=item, annotator=annotator)
-        PostEdit.objects.create(assignment=assignment, draft_text=output)
+    Item.objects.bulk_create(
+        Item(project=project, external_id=external_id, source=source, model_output=output, position=position)
+        for position, (external_id, source, output) in enumerate(DEMO_ITEMS)
+    )
+    batch_make(project=project, size=len(DEMO_ITEMS))
+    batch_assign(project=project, annotators=[annotator], overlap=1)
     return project

@@ -1,0 +1,271 @@
+"""Django admin for every annotations model, and user/role management.
+
+The raw data (post-edits, visits, edit events) is read-only here: the event log is
+append-only by design and effort figures are derived from it. Assignments are withdrawn
+through the service (never a plain delete), so submitted work cannot be removed.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import UserChangeForm, UserCreationForm
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from annotations import services
+from annotations.models import Assignment, Batch, EditEvent, Item, PostEdit, Project, Visit
+from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER, ROLES
+
+User = get_user_model()
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Viewable by admins, never added, changed or deleted through the admin site."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ("name", "task_type", "overlap", "idle_threshold_s", "item_count", "batch_count", "created")
+    list_filter = ("task_type",)
+    search_fields = ("name", "guidelines")
+    readonly_fields = ("created", "instruction_seed")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(item_count=Count("items", distinct=True), batch_count=Count("batches", distinct=True))
+        )
+
+    @admin.display(ordering="item_count", description="items")
+    def item_count(self, project: Project) -> int:
+        return project.item_count
+
+    @admin.display(ordering="batch_count", description="batches")
+    def batch_count(self, project: Project) -> int:
+        return project.batch_count
+
+
+class BatchItemInline(admin.TabularInline):
+    model = Item
+    fields = ("batch_position", "external_id", "model_output")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ("batch_position",)
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Batch)
+class BatchAdmin(admin.ModelAdmin):
+    list_display = ("name", "project", "item_count", "created")
+    list_filter = ("project",)
+    search_fields = ("name", "project__name")
+    list_select_related = ("project",)
+    inlines = [BatchItemInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).annotate(item_count=Count("items"))
+
+    @admin.display(ordering="item_count", description="items")
+    def item_count(self, batch: Batch) -> int:
+        return batch.item_count
+
+
+class HasBatchFilter(admin.SimpleListFilter):
+    title = "batched"
+    parameter_name = "batched"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "in a batch"), ("no", "not batched")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(batch__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(batch__isnull=True)
+        return queryset
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "project", "batch", "batch_position", "task_type", "short_output")
+    list_filter = ("project", HasBatchFilter, "task_type")
+    search_fields = ("external_id", "model_output", "source")
+    list_select_related = ("project", "batch")
+    raw_id_fields = ("batch",)
+    readonly_fields = ("created", "drawn_instruction")
+
+    @admin.display(description="model output")
+    def short_output(self, item: Item) -> str:
+        return item.model_output[:80] + ("…" if len(item.model_output) > 80 else "")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("item", "annotator", "status", "batch", "started", "finished")
+    list_filter = ("status", "item__project", "annotator")
+    search_fields = ("item__external_id", "annotator__username", "item__project__name")
+    list_select_related = ("item__project", "item__batch", "annotator")
+    raw_id_fields = ("item", "annotator")
+    readonly_fields = ("created", "started", "finished")
+    actions = ["withdraw_pending"]
+
+    @admin.display(ordering="item__batch__name")
+    def batch(self, assignment: Assignment) -> str:
+        return assignment.item.batch.name if assignment.item.batch_id else "—"
+
+    def has_change_permission(self, request: HttpRequest, obj: Assignment | None = None) -> bool:
+        # Submitted work keeps its annotator and status.
+        if obj is not None and obj.status in (Assignment.SUBMITTED, Assignment.SKIPPED):
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Assignment | None = None) -> bool:
+        if obj is not None and obj.status != Assignment.PENDING:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # would cascade to submitted post-edits
+        return actions
+
+    @admin.action(description="Withdraw selected pending assignments (submitted/in-progress are kept)",
+                  permissions=["change"])
+    def withdraw_pending(self, request: HttpRequest, queryset: QuerySet) -> None:
+        result = services.assignment_withdraw(assignments=queryset)
+        self.message_user(
+            request,
+            f"Withdrew {result.withdrawn}; kept {result.kept_submitted} submitted/skipped "
+            f"and {result.kept_in_progress} in progress.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(PostEdit)
+class PostEditAdmin(ReadOnlyAdmin):
+    list_display = ("assignment", "status", "origin", "submitted_at", "wall_ms", "active_ms", "keystrokes", "replay_ok")
+    list_filter = ("origin", "assignment__status", "replay_ok", "assignment__item__project")
+    search_fields = ("assignment__item__external_id", "assignment__annotator__username", "text")
+    list_select_related = ("assignment__item__project", "assignment__annotator")
+    readonly_fields = ("event_log",)
+
+    @admin.display(ordering="assignment__status")
+    def status(self, post_edit: PostEdit) -> str:
+        return post_edit.assignment.get_status_display()
+
+    @admin.display(description="event log")
+    def event_log(self, post_edit: PostEdit) -> str:
+        url = reverse("admin:annotations_editevent_changelist") + f"?post_edit__id__exact={post_edit.pk}"
+        return format_html('<a href="{}">{} events</a>', url, post_edit.events.count())
+
+
+@admin.register(Visit)
+class VisitAdmin(ReadOnlyAdmin):
+    list_display = ("page_id", "post_edit", "started_at", "last_seen_at", "ended_at")
+    list_filter = ("post_edit__assignment__item__project",)
+    search_fields = ("page_id", "post_edit__assignment__annotator__username")
+    list_select_related = ("post_edit__assignment__item__project", "post_edit__assignment__annotator")
+
+
+@admin.register(EditEvent)
+class EditEventAdmin(ReadOnlyAdmin):
+    list_display = ("post_edit_id", "seq", "kind", "key", "input_type", "t_ms", "received_at", "sel_start", "sel_end")
+    list_filter = ("kind", "input_type", "post_edit__assignment__item__project")
+    search_fields = ("key", "data", "post_edit__assignment__annotator__username")
+    list_per_page = 200
+    show_full_result_count = False  # the log can be millions of rows
+
+
+# --------------------------------------------------------------------------- users and roles
+
+
+class RoleFilter(admin.SimpleListFilter):
+    title = "role"
+    parameter_name = "role"
+
+    def lookups(self, request, model_admin):
+        return [(role, role) for role in ROLES] + [("none", "no role")]
+
+    def queryset(self, request, queryset):
+        if self.value() in ROLES:
+            return queryset.filter(groups__name=self.value())
+        if self.value() == "none":
+            return queryset.exclude(groups__name__in=ROLES)
+        return queryset
+
+
+_ROLE_CHOICES = [(role, role) for role in ROLES]
+
+
+class RoleChangeForm(UserChangeForm):
+    role = forms.ChoiceField(choices=[("", "— no change —"), *_ROLE_CHOICES], required=False,
+                             help_text="Replaces the user's groups; admin also makes the user staff.")
+
+
+class RoleCreationForm(UserCreationForm):
+    role = forms.ChoiceField(choices=_ROLE_CHOICES, initial=ANNOTATOR)
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserAdmin(DjangoUserAdmin):
+    form = RoleChangeForm
+    add_form = RoleCreationForm
+    list_display = ("username", "role", "is_active", "is_staff", "last_login", "date_joined")
+    list_filter = (RoleFilter, "is_active", "is_staff", "is_superuser")
+    fieldsets = ((None, {"fields": ("username", "password", "role")}), *DjangoUserAdmin.fieldsets[1:])
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("username", "role", "password1", "password2")}),)
+    actions = ["make_admin", "make_annotator", "make_researcher"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).prefetch_related("groups")
+
+    @admin.display(description="role")
+    def role(self, user) -> str:
+        # From the prefetched groups: role_of() would query once per row.
+        names = {group.name for group in user.groups.all()}
+        if user.is_superuser or (user.is_staff and ADMIN in names):
+            return ADMIN
+        return next((role for role in (ANNOTATOR, RESEARCHER) if role in names), "—")
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        role = form.cleaned_data.get("role")
+        if role:  # after the m2m save, which would otherwise overwrite the groups
+            services.user_set_role(user=form.instance, role=role)
+
+    def _set_role(self, request: HttpRequest, queryset: QuerySet, role: str) -> None:
+        for user in queryset:
+            services.user_set_role(user=user, role=role)
+        self.message_user(request, f"{queryset.count()} user(s) now have the role {role}.", messages.SUCCESS)
+
+    @admin.action(description="Give selected users the admin role", permissions=["change"])
+    def make_admin(self, request, queryset):
+        self._set_role(request, queryset, ADMIN)
+
+    @admin.action(description="Give selected users the annotator role", permissions=["change"])
+    def make_annotator(self, request, queryset):
+        self._set_role(request, queryset, ANNOTATOR)
+
+    @admin.action(description="Give selected users the researcher role", permissions=["change"])
+    def make_researcher(self, request, queryset):
+        self._set_role(request, queryset, RESEARCHER)
