@@ -1,0 +1,114 @@
+"""Importers: one code path for `manage.py import_items` and the admin upload page.
+
+    report = import_items(project="IWSLT", fmt="pet", path=Path("iwslt2019"), create_project=True)
+
+Each format parses its files into a `Plan` (no database access); `plan_store`
+then checks the plan against the project and writes it in one transaction, so a
+bad file imports nothing. Errors are `ImportDataError`s naming file, line and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from django.core.files.uploadedfile import UploadedFile
+from django.db import IntegrityError, transaction
+
+from annotations.importers import editeval, pet
+from annotations.importers.base import ImportDataError, InputFile, Plan, check_size
+from annotations.importers.store import ImportReport, plan_store
+from annotations.models import Project
+
+__all__ = ["FORMATS", "ImportDataError", "ImportReport", "InputFile", "import_items", "files_from_uploads"]
+
+FORMATS = {
+    "editeval": "EditEval JSONL (id, title, input, edits, tasks, retrieved_documents, meta)",
+    "pet": "Finished PET study: a header file and one file per post-editor",
+}
+
+
+def import_items(
+    *,
+    project: Project | str,
+    fmt: str,
+    path: Path | None = None,
+    files: list[InputFile] | None = None,
+    mapping: dict[str, str] | None = None,
+    create_project: bool = False,
+    annotator_prefix: str = "",
+) -> ImportReport:
+    """Import a file (or a PET folder) given as `path` or as already-read `files`.
+
+    `project` is a Project or a name; a missing name is created only with
+    `create_project`. Raises ImportDataError and stores nothing on bad input.
+    """
+    if fmt not in FORMATS:
+        raise ImportDataError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", file=str(path or "-"))
+    if files is None:
+        if path is None:
+            raise ValueError("give path or files")
+        files = read_path(Path(path), fmt)
+    plan = _parse(fmt, files, mapping=mapping, annotator_prefix=annotator_prefix)
+    name = project.name if isinstance(project, Project) else project
+    shown = [str(path)] if path is not None else [f.name for f in files]
+    report = ImportReport(project=name, fmt=fmt, files=shown)
+    try:
+        with transaction.atomic():
+            target = _lock_project(name, create_project, report, files[0].name)
+            plan_store(project=target, plan=plan, report=report)
+    except IntegrityError as exc:
+        # Another import or edit wrote the same rows meanwhile; everything here was rolled back.
+        raise ImportDataError(
+            f"conflicts with data stored while importing ({exc}); nothing was imported, try again",
+            file=files[0].name,
+        ) from None
+    return report
+
+
+def read_path(path: Path, fmt: str) -> list[InputFile]:
+    if fmt == "pet":
+        if not path.is_dir():
+            raise ImportDataError("a PET study is a folder (a header file and one file per post-editor)",
+                                  file=str(path))
+        return [
+            InputFile.from_path(child, str(path / child.name))
+            for child in sorted(path.iterdir())
+            if child.is_file() and not child.name.startswith(".") and not child.name.lower().startswith("readme")
+        ]
+    if path.is_dir():
+        raise ImportDataError(f"is a folder; the {fmt} format reads one file", file=str(path))
+    return [InputFile.from_path(path)]
+
+
+def files_from_uploads(uploads: Iterable[UploadedFile]) -> list[InputFile]:
+    """Read uploaded files, refusing any over the size limit before reading it."""
+    files = []
+    for upload in uploads:
+        name = upload.name or "upload"
+        check_size(name, upload.size or 0)
+        files.append(InputFile(name=name, data=upload.read()))
+    return files
+
+
+def _parse(fmt: str, files: list[InputFile], *, mapping: dict[str, str] | None, annotator_prefix: str) -> Plan:
+    if not files:
+        raise ImportDataError("no file to import", file="-")
+    if fmt == "pet":
+        return pet.parse(files, annotator_prefix=annotator_prefix)
+    if len(files) != 1:
+        raise ImportDataError(f"the {fmt} format reads exactly one file, got {len(files)}", file=files[0].name)
+    return editeval.parse(files[0])
+
+
+def _lock_project(name: str, create: bool, report: ImportReport, file: str) -> Project:
+    # The row lock serializes concurrent imports into one project (PostgreSQL; SQLite locks the database).
+    project = Project.objects.select_for_update().filter(name=name).first()
+    if project is not None:
+        return project
+    if not create:
+        raise ImportDataError(f"no project named {name!r}; create it first or pass --create-project", file=file)
+    if not name.strip():
+        raise ImportDataError("the project needs a name", file=file)
+    report.project_created = True
+    return Project.objects.create(name=name)

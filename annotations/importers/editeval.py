@@ -1,0 +1,82 @@
+"""`editeval`: JSONL in EditEval's core format, one example per line.
+
+Required: `id` (string or number), `input` (the text to edit), `edits` (list of gold
+targets, may be empty), `tasks` (a task name, or a list of them). Optional: `title`,
+`retrieved_documents` (list, kept as the item's references), `meta` (object).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from annotations.importers.base import (
+    ImportDataError,
+    InputFile,
+    ItemRow,
+    Origin,
+    Plan,
+    json_type,
+    require_str,
+    require_str_list,
+)
+
+REQUIRED = ("id", "input", "edits", "tasks")
+
+
+def parse(file: InputFile) -> Plan:
+    plan = Plan(fmt="editeval")
+    for line_no, record in json_lines(file):
+        plan.items.append(_item(record, Origin(file.name, line_no)))
+    if not plan.items:
+        raise ImportDataError("no examples in the file", file=file.name)
+    return plan
+
+
+def json_lines(file: InputFile):
+    """(line number, object) for every non-blank line; anything else names its line."""
+    for line_no, line in enumerate(file.text().split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportDataError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=line_no
+            ) from None
+        if not isinstance(record, dict):
+            raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
+        yield line_no, record
+
+
+def _item(record: dict[str, Any], origin: Origin) -> ItemRow:
+    where = {"file": origin.file, "line": origin.line}
+    for name in REQUIRED:
+        if name not in record:
+            raise ImportDataError("required field is missing", field=name, **where)
+    external_id = record["id"]
+    if isinstance(external_id, bool) or not isinstance(external_id, str | int):
+        raise ImportDataError(f"must be a string or a number, got {json_type(external_id)}", field="id", **where)
+    external_id = require_str(str(external_id), field="id", **where)
+    tasks = record["tasks"]
+    if isinstance(tasks, str):
+        tasks = [tasks] if tasks else []
+    tasks = require_str_list(tasks, field="tasks", **where)
+    references = record.get("retrieved_documents") or []
+    if not isinstance(references, list):
+        raise ImportDataError(f"must be a list, got {json_type(references)}", field="retrieved_documents", **where)
+    meta = record.get("meta") or {}
+    if not isinstance(meta, dict):
+        raise ImportDataError(f"must be an object, got {json_type(meta)}", field="meta", **where)
+    title = record.get("title") or ""
+    if not isinstance(title, str):
+        raise ImportDataError(f"must be a string, got {json_type(title)}", field="title", **where)
+    return ItemRow(
+        external_id=external_id,
+        model_output=require_str(record["input"], field="input", **where),
+        gold_edits=require_str_list(record["edits"], field="edits", **where),
+        references=references,
+        task_type=",".join(tasks),
+        meta={**meta, **({"title": title} if title else {}), **({"tasks": tasks} if len(tasks) > 1 else {})},
+        origin=origin,
+    )

@@ -1,0 +1,186 @@
+"""`pet`: a finished PET study laid out like ../shared/data/iwslt2019.
+
+A `header` file names the tab-separated columns (`<MT>` or `MT`); every other file
+holds one post-editor's rows, and the file's name is the post-editor's account name.
+
+A segment is identified by (`file_name`, `line_in_file`) when both columns exist:
+in iwslt2019 those are the same in all five files while `src` differs per file and
+two distinct segments share an identical S and MT. Without them a segment is its
+(S, MT) text. Every row becomes one submitted post-edit of its segment's item.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from annotations.importers.base import (
+    ImportDataError,
+    InputFile,
+    ItemRow,
+    Origin,
+    Plan,
+    PostEditRow,
+    content_id,
+)
+
+HEADER_FILE = "header"
+REQUIRED = ("MT", "PE")
+EFFORT_COLUMNS = (
+    "letters",
+    "digits",
+    "spaces",
+    "symbols",
+    "navigation",
+    "erase",
+    "commands",
+    "visible",
+    "keystrokes",
+    "allkeys",
+)
+TIME_COLUMN = "time"  # milliseconds in PET
+SEGMENT_ID = ("file_name", "line_in_file")
+ITEM_META = (*SEGMENT_ID, "sys")
+STORED = {"S", "REF", "MT", "PE", TIME_COLUMN, *EFFORT_COLUMNS, *ITEM_META}
+DEFINITION_VERSION = "pet"
+
+
+def parse(files: list[InputFile], *, annotator_prefix: str = "") -> Plan:
+    headers = [f for f in files if f.basename == HEADER_FILE]
+    if not headers:
+        names = ", ".join(f.name for f in files) or "nothing"
+        raise ImportDataError(f"a PET study needs a file named {HEADER_FILE!r} naming the columns; got {names}",
+                              file=files[0].name if files else HEADER_FILE)
+    header = headers[0]
+    columns = _columns(header)
+    editors = sorted((f for f in files if f.basename != HEADER_FILE), key=lambda f: f.name)
+    if not editors:
+        raise ImportDataError("no post-editor files next to the header", file=header.name)
+
+    plan = Plan(fmt="pet", definition_version=DEFINITION_VERSION)
+    segments: dict[str, ItemRow] = {}
+    for editor in editors:
+        annotator = annotator_prefix + editor.basename
+        for line_no, fields in _rows(editor, header, columns):
+            origin = Origin(editor.name, line_no)
+            item = _item(fields, origin)
+            known = segments.get(item.external_id)
+            if known is None:
+                segments[item.external_id] = item
+                plan.items.append(item)
+            else:
+                _same_segment(known, item)
+            plan.post_edits.append(_post_edit(fields, item.external_id, annotator, origin))
+    return plan
+
+
+def _columns(header: InputFile) -> list[str]:
+    lines = [line for line in header.text().splitlines() if line.strip()]
+    if not lines:
+        raise ImportDataError("the header file is empty", file=header.name, line=1)
+    columns = [name.strip().removeprefix("<").removesuffix(">") for name in lines[0].split("\t")]
+    seen: set[str] = set()
+    for name in columns:
+        if not name:
+            raise ImportDataError("a column has no name", file=header.name, line=1)
+        if name in seen:
+            raise ImportDataError("column named twice", file=header.name, line=1, field=name)
+        seen.add(name)
+    for name in REQUIRED:
+        if name not in seen:
+            raise ImportDataError(
+                f"the header has no {name} column (columns: {', '.join(columns)})", file=header.name, line=1
+            )
+    return columns
+
+
+def _rows(editor: InputFile, header: InputFile, columns: list[str]):
+    for line_no, line in enumerate(editor.text().split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line:
+            continue
+        values = line.split("\t")
+        if len(values) != len(columns):
+            raise ImportDataError(
+                f"{len(values)} tab-separated fields, but {header.name} names {len(columns)} columns",
+                file=editor.name,
+                line=line_no,
+            )
+        yield line_no, dict(zip(columns, values, strict=True))
+
+
+def _item(fields: dict[str, str], origin: Origin) -> ItemRow:
+    mt = fields["MT"]
+    if not mt.strip():
+        raise ImportDataError("the machine translation is empty", file=origin.file, line=origin.line, field="MT")
+    source = fields.get("S", "")
+    if all(name in fields for name in SEGMENT_ID):
+        external_id = f"{fields['file_name']}:{fields['line_in_file']}"
+    else:
+        external_id = content_id(source, mt)
+    reference = fields.get("REF", "")
+    return ItemRow(
+        external_id=external_id,
+        source=source,
+        model_output=mt,
+        references=[reference] if reference else [],
+        meta={name: _value(fields[name]) for name in ITEM_META if name in fields},
+        origin=origin,
+    )
+
+
+def _same_segment(known: ItemRow, item: ItemRow) -> None:
+    for attr, column in (("model_output", "MT"), ("source", "S"), ("references", "REF")):
+        if getattr(known, attr) != getattr(item, attr):
+            raise ImportDataError(
+                f"segment {item.external_id!r} has a different {column} than at "
+                f"{known.origin.file}, line {known.origin.line}",
+                file=item.origin.file,
+                line=item.origin.line,
+                field=column,
+            )
+
+
+def _post_edit(fields: dict[str, str], external_id: str, annotator: str, origin: Origin) -> PostEditRow:
+    effort: dict[str, int] = {}
+    if TIME_COLUMN in fields:
+        effort["wall_ms"] = _count(fields[TIME_COLUMN], origin, TIME_COLUMN)
+    for name in EFFORT_COLUMNS:
+        if name in fields:
+            effort[name] = _count(fields[name], origin, name)
+    return PostEditRow(
+        external_id=external_id,
+        annotator=annotator,
+        text=fields["PE"],
+        effort={k: v for k, v in effort.items() if v is not None},
+        extra={name: _value(value) for name, value in fields.items() if name not in STORED},
+        origin=origin,
+    )
+
+
+def _count(value: str, origin: Origin, column: str) -> int | None:
+    value = value.strip()
+    if not value:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImportDataError(
+            f"{value!r} is not a whole number", file=origin.file, line=origin.line, field=column
+        ) from None
+    if number < 0:
+        raise ImportDataError(f"{number} is negative", file=origin.file, line=origin.line, field=column)
+    return number
+
+
+def _value(text: str) -> Any:
+    """Numbers as numbers (finite ones: JSON has no NaN), everything else as text."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text

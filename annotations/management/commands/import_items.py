@@ -1,0 +1,58 @@
+"""python manage.py import_items --project NAME --format FORMAT [--map ...] [--create-project] PATH"""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotations.importers import FORMATS, ImportDataError, import_items
+
+
+def parse_mapping(text: str) -> dict[str, str]:
+    """'model_output=mt_text,source=src_text' -> {'model_output': 'mt_text', 'source': 'src_text'}"""
+    mapping: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        target, sep, column = part.partition("=")
+        if not sep or not target.strip() or not column.strip():
+            raise CommandError(f"--map: {part!r} is not TARGET=COLUMN (e.g. model_output=mt_text)")
+        mapping[target.strip()] = column.strip()
+    return mapping
+
+
+class Command(BaseCommand):
+    help = "Import items (and, for finished studies, post-edits with their effort) into a project."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path, help="The file to import (for --format pet: the study's folder).")
+        parser.add_argument("--project", required=True, help="Project name.")
+        parser.add_argument("--format", required=True, choices=sorted(FORMATS), dest="fmt")
+        parser.add_argument(
+            "--map",
+            default="",
+            help="table only: TARGET=COLUMN pairs, comma-separated, e.g. model_output=mt_text,source=src_text. "
+            "Columns already named like a target need no entry.",
+        )
+        parser.add_argument(
+            "--create-project", action="store_true", help="Create the project if it does not exist (else an error)."
+        )
+        parser.add_argument(
+            "--annotator-prefix",
+            default="",
+            help="Prefix for the accounts of imported annotators (e.g. 'iwslt-'), so that studies do not share them.",
+        )
+
+    def handle(self, *args, path: Path, project: str, fmt: str, **options) -> None:
+        mapping = parse_mapping(options["map"])
+        if mapping and fmt != "table":
+            raise CommandError("--map applies to --format table only")
+        try:
+            report = import_items(
+                project=project,
+                fmt=fmt,
+                path=path,
+                mapping=mapping,
+                create_project=options["create_project"],
+                annotator_prefix=options["annotator_prefix"],
+            )
+        except ImportDataError as exc:
+            raise CommandError(f"nothing imported: {exc}") from None
+        self.stdout.write(report.summary())
