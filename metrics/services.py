@@ -1,0 +1,384 @@
+"""Computing and storing metric values: incremental, chunked, safe to interrupt.
+
+A stored value is up to date when it was computed by the metric's current version from
+the post-edit's current texts; input_hash fingerprints those texts (original, edited,
+references for the with_references variant, gold edits for gold-based metrics). Anything
+else is missing or stale and gets (re)computed; nothing up to date is touched.
+
+Not applicable, hence not stored (and removed if stored earlier):
+- the `with_references` variant of an item without references: the variant would be the
+  plain one under another name, and mixing the two would blur the comparison;
+- gold-based metrics (needs "gold") for items without gold edits, and in the
+  `with_references` variant at all (they judge the output against gold edits; references
+  do not enter them, so that variant would repeat the plain value).
+"""
+
+import hashlib
+import json
+import logging
+import math
+import time
+from array import array
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from annotations.models import PostEdit, Project
+from metrics import text as engine
+from metrics.dataset import VARIANTS, post_edit_queryset
+from metrics.models import MetricJob, MetricValue
+
+logger = logging.getLogger(__name__)
+
+CHUNK_SIZE = 500  # post-edits per scoring call and per write transaction
+_PLAN_CHUNK = 2000
+_GOLD_FAMILY = "gold-based"
+_PROGRESS_EVERY_S = 0.5  # how often a job's progress row is updated inside a chunk
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass
+class ComputeReport:
+    """Counts are of (post-edit, metric, variant) values."""
+
+    metrics: list[str]
+    variants: list[str]
+    computed: int = 0
+    up_to_date: int = 0
+    skipped: int = 0  # not applicable: no references / no gold edits
+    removed: int = 0  # stored earlier, no longer applicable
+    post_edits: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "metrics": self.metrics,
+            "variants": self.variants,
+            "post_edits": self.post_edits,
+            "computed": self.computed,
+            "up_to_date": self.up_to_date,
+            "skipped": self.skipped,
+            "removed": self.removed,
+        }
+
+
+class ComputeError(ValueError):
+    """A request that cannot be computed (unknown metric or variant, missing extra)."""
+
+
+@dataclass
+class _Plan:
+    # (variant, metric names) -> post-edit ids needing those metrics in that variant
+    groups: dict[tuple[str, tuple[str, ...]], array] = field(default_factory=lambda: defaultdict(lambda: array("q")))
+    stale_inapplicable: list[int] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(len(ids) * len(names) for (_, names), ids in self.groups.items())
+
+
+def resolve_metrics(metrics: Sequence[str] | None) -> list[str]:
+    """Every available metric when None; otherwise the names, checked."""
+    if metrics is None:
+        return [name for name, metric in engine.METRICS.items() if metric.available()]
+    names = list(dict.fromkeys(metrics))
+    unknown = [name for name in names if name not in engine.METRICS]
+    if unknown:
+        raise ComputeError(f"unknown metric(s): {', '.join(unknown)}; known metrics: {', '.join(engine.METRICS)}")
+    for name in names:
+        reason = engine.METRICS[name].unavailable_reason()
+        if reason is not None:
+            raise ComputeError(f"metric {name} is not available here: {reason}")
+    return names
+
+
+def resolve_variants(variants: Sequence[str]) -> list[str]:
+    names = list(dict.fromkeys(variants))
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown or not names:
+        raise ComputeError(f"unknown variant(s): {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}")
+    return names
+
+
+def input_hash(*, original: str, edited: str, references: Sequence[str], gold: Sequence[str]) -> str:
+    """Fingerprint of exactly the texts a value depends on (pass () for what it does not use)."""
+    payload = json.dumps([original, edited, list(references), list(gold)], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    original: str
+    edited: str
+    references: tuple[str, ...]
+    gold: tuple[str, ...]
+
+    def hash_for(self, *, variant: str, needs_gold: bool) -> str:
+        return input_hash(
+            original=self.original,
+            edited=self.edited,
+            references=self.references if variant == MetricValue.WITH_REFERENCES else (),
+            gold=self.gold if needs_gold else (),
+        )
+
+
+def _texts(value) -> tuple[str, ...]:
+    if not value:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _rows(post_edits: QuerySet[PostEdit]) -> Iterator[_Row]:
+    values = post_edits.values_list(
+        "id", "assignment__item__model_output", "text", "assignment__item__references", "assignment__item__gold_edits"
+    )
+    for pk, original, edited, references, gold in values.iterator(chunk_size=_PLAN_CHUNK):
+        yield _Row(pk, original or "", edited or "", _texts(references), _texts(gold))
+
+
+def _chunks(iterable, size: int) -> Iterator[list]:
+    chunk: list = []
+    for item in iterable:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _plan(
+    post_edits: QuerySet[PostEdit], metric_names: list[str], variants: list[str], report: ComputeReport
+) -> _Plan:
+    """Decide, without scoring anything, which values are missing or stale."""
+    plan = _Plan()
+    versions = {name: str(engine.METRICS[name].version) for name in metric_names}
+    needs_gold = {name: "gold" in engine.METRICS[name].needs for name in metric_names}
+    for rows in _chunks(_rows(post_edits), _PLAN_CHUNK):
+        report.post_edits += len(rows)
+        stored = {
+            (pe, metric, variant): (pk, version, digest)
+            for pk, pe, metric, variant, version, digest in MetricValue.objects.filter(
+                post_edit_id__in=[row.id for row in rows], metric__in=metric_names, variant__in=variants
+            ).values_list("id", "post_edit_id", "metric", "variant", "metric_version", "input_hash")
+        }
+        for row in rows:
+            for variant in variants:
+                hashes = {gold: row.hash_for(variant=variant, needs_gold=gold) for gold in (False, True)}
+                todo: list[str] = []
+                for name in metric_names:
+                    key = (row.id, name, variant)
+                    if not _applies(name, variant, row):
+                        report.skipped += 1
+                        if key in stored:
+                            plan.stale_inapplicable.append(stored[key][0])
+                        continue
+                    current = stored.get(key)
+                    if current is not None and current[1:] == (versions[name], hashes[needs_gold[name]]):
+                        report.up_to_date += 1
+                    else:
+                        todo.append(name)
+                if todo:
+                    plan.groups[(variant, tuple(todo))].append(row.id)
+    return plan
+
+
+def _applies(name: str, variant: str, row: _Row) -> bool:
+    metric = engine.METRICS[name]
+    if variant == MetricValue.WITH_REFERENCES and (not row.references or metric.family == _GOLD_FAMILY):
+        return False
+    return metric.applies_to(references=row.references, gold=row.gold)
+
+
+def _pair(row: _Row) -> "engine.Pair":
+    return engine.Pair(original=row.original, edited=row.edited, references=row.references, gold=row.gold)
+
+
+def _clean(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+@transaction.atomic
+def _store(rows: list[_Row], variant: str, names: tuple[str, ...], scores: dict[str, list]) -> int:
+    versions = {name: str(engine.METRICS[name].version) for name in names}
+    needs_gold = {name: "gold" in engine.METRICS[name].needs for name in names}
+    now = timezone.now()
+    objs = [
+        MetricValue(
+            post_edit_id=row.id,
+            metric=name,
+            variant=variant,
+            value=_clean(scores[name][i]),
+            metric_version=versions[name],
+            input_hash=row.hash_for(variant=variant, needs_gold=needs_gold[name]),
+            computed_at=now,
+        )
+        for name in names
+        for i, row in enumerate(rows)
+    ]
+    MetricValue.objects.bulk_create(
+        objs,
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=["post_edit", "metric", "variant"],
+        update_fields=["value", "metric_version", "input_hash", "computed_at"],
+    )
+    return len(objs)
+
+
+def _delete_inapplicable(pks: list[int]) -> int:
+    removed = 0
+    for chunk in _chunks(pks, _PLAN_CHUNK):
+        with transaction.atomic():
+            removed += MetricValue.objects.filter(pk__in=chunk).delete()[0]
+    return removed
+
+
+def metric_values_compute(
+    *,
+    project: Project,
+    metrics: Sequence[str] | None = None,
+    variants: Sequence[str] = VARIANTS,
+    post_edits: QuerySet[PostEdit] | None = None,
+    progress: ProgressCallback | None = None,
+    job: MetricJob | None = None,
+    chunk_size: int | None = None,
+    workers: int | None = None,
+) -> ComputeReport:
+    """Compute the missing and stale metric values of the project's submitted post-edits.
+
+    Each chunk of post-edits is scored outside any transaction, then written in one
+    transaction (bulk upsert): an interruption loses at most the chunk in flight, and the
+    next run continues from there. `progress(done, total)` and `job` (done/total) count
+    values; total is known after a planning pass that does no metric work.
+    """
+    chunk_size = chunk_size or CHUNK_SIZE
+    metric_names = resolve_metrics(metrics)
+    variant_names = resolve_variants(variants)
+    selection = post_edit_queryset(project=project)
+    if post_edits is not None:
+        selection = selection.filter(pk__in=post_edits.values("pk"))
+    report = ComputeReport(metrics=metric_names, variants=variant_names)
+    plan = _plan(selection, metric_names, variant_names, report)
+    report.removed = _delete_inapplicable(plan.stale_inapplicable)
+    total = plan.total
+    if job is not None:
+        MetricJob.objects.filter(pk=job.pk).update(total=total, done=0)
+    if progress is not None:
+        progress(0, total)
+
+    ticker = _Ticker(total=total, progress=progress, job=job)
+    for (variant, names), ids in plan.groups.items():
+        for id_chunk in _chunks(ids, chunk_size):
+            # Re-read the texts: the values must be computed from what is stored now.
+            rows = list(_rows(PostEdit.objects.filter(pk__in=id_chunk).order_by("pk")))
+            if rows:
+                scores = engine.score_pairs(
+                    [_pair(row) for row in rows], list(names), variant=variant, workers=workers, progress=ticker.within
+                )
+                report.computed += _store(rows, variant, names, scores)
+            ticker.chunk_done(len(id_chunk) * len(names))
+    return report
+
+
+class _Ticker:
+    """Progress in values: exact after each stored chunk, throttled estimates inside one."""
+
+    def __init__(self, *, total: int, progress: ProgressCallback | None, job: MetricJob | None) -> None:
+        self.total, self.progress, self.job = total, progress, job
+        self.done = 0  # stored
+        self.inside = 0  # scored in the current chunk, not stored yet
+        self.last_write = time.monotonic()
+
+    def within(self, n: int) -> None:
+        self.inside += n
+        if self.progress is not None:
+            self.progress(min(self.done + self.inside, self.total), self.total)
+        if self.job is not None and time.monotonic() - self.last_write >= _PROGRESS_EVERY_S:
+            self._write(min(self.done + self.inside, self.total))
+
+    def chunk_done(self, n: int) -> None:
+        self.done += n
+        self.inside = 0
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+        if self.job is not None:
+            self._write(self.done)
+
+    def _write(self, done: int) -> None:
+        MetricJob.objects.filter(pk=self.job.pk).update(done=done)
+        self.last_write = time.monotonic()
+
+
+# Jobs -----------------------------------------------------------------------------------
+
+
+def metric_job_create(
+    *, project: Project, user, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
+) -> MetricJob:
+    """Validate the request and queue a job for it (the task runs it; see metrics.tasks)."""
+    metric_names = resolve_metrics(metrics) if metrics else []
+    variant_names = resolve_variants(variants)
+    job = MetricJob.objects.create(
+        project=project,
+        metrics=metric_names,
+        variants=variant_names,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    _enqueue(job)
+    job.refresh_from_db()
+    return job
+
+
+def metric_job_retry(*, job: MetricJob) -> MetricJob:
+    """Run a failed job again: values it already stored are up to date and not redone."""
+    if job.status != MetricJob.FAILED:
+        raise ComputeError(f"job #{job.pk} is {job.status}; only a failed job can be retried")
+    MetricJob.objects.filter(pk=job.pk).update(
+        status=MetricJob.QUEUED, error="", done=0, total=0, started=None, finished=None
+    )
+    _enqueue(job)
+    job.refresh_from_db()
+    return job
+
+
+def _enqueue(job: MetricJob) -> None:
+    # Outside any transaction the job row is committed before a database worker can look for it.
+    from metrics.tasks import compute_metric_job
+
+    result = compute_metric_job.enqueue(job.pk)
+    MetricJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
+
+
+def metric_job_run(*, job_id: int) -> ComputeReport | None:
+    """Run one job to the end, recording status, progress and any error on the row."""
+    claimed = MetricJob.objects.filter(pk=job_id, status=MetricJob.QUEUED).update(
+        status=MetricJob.RUNNING, started=timezone.now(), error=""
+    )
+    if not claimed:  # already run, running elsewhere, or deleted
+        return None
+    job = MetricJob.objects.select_related("project").get(pk=job_id)
+    try:
+        report = metric_values_compute(
+            project=job.project, metrics=job.metrics or None, variants=job.variants or VARIANTS, job=job
+        )
+    except Exception as exc:
+        logger.exception("metric job %s failed", job_id)
+        MetricJob.objects.filter(pk=job_id).update(
+            status=MetricJob.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()
+        )
+        raise
+    MetricJob.objects.filter(pk=job_id).update(
+        status=MetricJob.DONE, done=F("total"), finished=timezone.now()
+    )
+    return report

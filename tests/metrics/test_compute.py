@@ -1,0 +1,219 @@
+import dataclasses
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotations.models import Assignment
+from metrics import text as engine
+from metrics.models import MetricJob, MetricValue
+from metrics.services import ComputeError, metric_job_create, metric_job_retry, metric_values_compute
+from tests.factories import PostEditFactory, ProjectFactory, SubmittedPostEditFactory
+
+pytestmark = pytest.mark.django_db
+
+METRICS = ["compression", "levenshtein"]
+
+
+class CountingScorer:
+    """Wraps the real score_pairs, counting calls and scored pairs; can fail on a chosen call."""
+
+    def __init__(self, fail_on_call: int | None = None) -> None:
+        self.real = engine.score_pairs
+        self.calls = 0
+        self.pairs = 0
+        self.fail_on_call = fail_on_call
+
+    def __call__(self, pairs, metrics, **kwargs):
+        self.calls += 1
+        if self.calls == self.fail_on_call:
+            raise RuntimeError("scorer crashed")
+        self.pairs += len(pairs)
+        return self.real(pairs, metrics, **kwargs)
+
+
+@pytest.fixture
+def scorer(monkeypatch):
+    counting = CountingScorer()
+    monkeypatch.setattr(engine, "score_pairs", counting)
+    return counting
+
+
+@pytest.fixture
+def project():
+    project = ProjectFactory(name="study")
+    for n, text in enumerate(["This is a test.", "This is the test.", "It is a test."]):
+        SubmittedPostEditFactory(
+            assignment__item__project=project,
+            assignment__item__external_id=f"s{n}",
+            assignment__item__references=["A reference: this is a test."] if n == 0 else [],
+            text=text,
+        )
+    # A draft (not submitted) is never scored.
+    PostEditFactory(assignment__item__project=project, assignment__status=Assignment.IN_PROGRESS, text="draft")
+    return project
+
+
+def stored(project, variant="plain"):
+    return {
+        (v.post_edit.assignment.item.external_id, v.metric): v.value
+        for v in MetricValue.objects.filter(post_edit__assignment__item__project=project, variant=variant)
+    }
+
+
+def test_first_run_computes_every_applicable_value(project, scorer):
+    report = metric_values_compute(project=project, metrics=METRICS)
+    # 3 post-edits x 2 metrics plain; with_references only for the item that has references.
+    assert (report.computed, report.up_to_date, report.skipped, report.post_edits) == (8, 0, 4, 3)
+    plain = stored(project)
+    assert plain[("s0", "levenshtein")] == 3.0  # "are" -> "is"
+    assert plain[("s0", "compression")] == engine.METRICS["compression"]("This are a test.", "This is a test.")
+    assert plain[("s2", "levenshtein")] == engine.METRICS["levenshtein"]("This are a test.", "It is a test.")
+    with_refs = stored(project, "with_references")
+    assert set(with_refs) == {("s0", "compression"), ("s0", "levenshtein")}
+    assert with_refs[("s0", "levenshtein")] == engine.METRICS["levenshtein"](
+        engine.variant_original("This are a test.", ["A reference: this is a test."]), "This is a test."
+    )
+    assert MetricValue.objects.filter(metric_version="1").count() == 8
+
+
+def test_second_run_on_an_unchanged_project_does_no_metric_work(project, scorer):
+    metric_values_compute(project=project, metrics=METRICS)
+    calls_after_first = scorer.calls
+    before = list(MetricValue.objects.order_by("pk").values_list("pk", "value", "computed_at"))
+
+    report = metric_values_compute(project=project, metrics=METRICS)
+
+    assert scorer.calls == calls_after_first
+    assert (report.computed, report.up_to_date, report.skipped) == (0, 8, 4)
+    assert list(MetricValue.objects.order_by("pk").values_list("pk", "value", "computed_at")) == before
+
+
+def test_an_edited_post_edit_is_recomputed_alone(project, scorer):
+    metric_values_compute(project=project, metrics=METRICS)
+    post_edit = project.items.get(external_id="s1").assignments.get().post_edit
+    post_edit.text = "This are a test."
+    post_edit.save()
+    scorer.pairs = 0
+
+    report = metric_values_compute(project=project, metrics=METRICS)
+
+    assert (report.computed, report.up_to_date) == (2, 6)
+    assert scorer.pairs == 1
+    assert stored(project)[("s1", "levenshtein")] == 0.0
+
+
+def test_a_changed_reference_recomputes_only_the_with_references_variant(project, scorer):
+    metric_values_compute(project=project, metrics=METRICS)
+    item = project.items.get(external_id="s0")
+    item.references = ["Something else entirely."]
+    item.save()
+
+    report = metric_values_compute(project=project, metrics=METRICS)
+
+    assert (report.computed, report.up_to_date) == (2, 6)
+    assert stored(project, "with_references")[("s0", "levenshtein")] == engine.METRICS["levenshtein"](
+        "This are a test.\n\nSomething else entirely.", "This is a test."
+    )
+
+
+def test_removed_references_remove_the_stale_with_references_values(project, scorer):
+    metric_values_compute(project=project, metrics=METRICS)
+    project.items.filter(external_id="s0").update(references=[])
+
+    report = metric_values_compute(project=project, metrics=METRICS)
+
+    assert (report.computed, report.removed, report.skipped) == (0, 2, 6)
+    assert not MetricValue.objects.filter(variant="with_references").exists()
+
+
+def test_a_metric_version_bump_recomputes_that_metric_only(project, scorer, monkeypatch):
+    metric_values_compute(project=project, metrics=METRICS)
+    bumped = dataclasses.replace(engine.METRICS["levenshtein"], version="2")
+    monkeypatch.setitem(engine.METRICS, "levenshtein", bumped)
+    scorer.calls = 0
+
+    report = metric_values_compute(project=project, metrics=METRICS)
+
+    assert (report.computed, report.up_to_date) == (4, 4)
+    assert set(MetricValue.objects.filter(metric="levenshtein").values_list("metric_version", flat=True)) == {"2"}
+    assert set(MetricValue.objects.filter(metric="compression").values_list("metric_version", flat=True)) == {"1"}
+
+
+def test_an_interrupted_run_keeps_whole_chunks_and_the_next_run_resumes(project, monkeypatch):
+    failing = CountingScorer(fail_on_call=2)
+    monkeypatch.setattr(engine, "score_pairs", failing)
+    with pytest.raises(RuntimeError, match="scorer crashed"):
+        metric_values_compute(project=project, metrics=METRICS, variants=["plain"], chunk_size=2)
+    # The first chunk (2 post-edits x 2 metrics) is stored completely, the failed one not at all.
+    assert MetricValue.objects.count() == 4
+    assert MetricValue.objects.filter(post_edit__assignment__item__external_id="s2").count() == 0
+
+    resumed = CountingScorer()
+    monkeypatch.setattr(engine, "score_pairs", resumed)
+    report = metric_values_compute(project=project, metrics=METRICS, variants=["plain"], chunk_size=2)
+    assert (report.computed, report.up_to_date) == (2, 4)
+    assert resumed.pairs == 1
+
+
+def test_only_the_chosen_post_edits_are_computed(project, scorer):
+    one = project.items.get(external_id="s2").assignments.get().post_edit
+    report = metric_values_compute(
+        project=project, metrics=["levenshtein"], post_edits=type(one).objects.filter(pk=one.pk)
+    )
+    assert report.computed == 1
+    assert list(MetricValue.objects.values_list("post_edit_id", flat=True)) == [one.pk]
+
+
+def test_unknown_metrics_and_variants_are_refused_with_a_message(project):
+    with pytest.raises(ComputeError, match="unknown metric\\(s\\): nope"):
+        metric_values_compute(project=project, metrics=["nope"])
+    with pytest.raises(ComputeError, match="unknown variant\\(s\\): both"):
+        metric_values_compute(project=project, metrics=METRICS, variants=["both"])
+    assert not MetricValue.objects.exists()
+
+
+def test_a_failed_job_records_its_error_and_a_retry_finishes_the_work(project, researcher, monkeypatch):
+    failing = CountingScorer(fail_on_call=2)
+    monkeypatch.setattr(engine, "score_pairs", failing)
+    monkeypatch.setattr("metrics.services.CHUNK_SIZE", 2)
+
+    job = metric_job_create(project=project, user=researcher, metrics=METRICS, variants=["plain"])
+
+    assert job.status == MetricJob.FAILED
+    assert job.error == "RuntimeError: scorer crashed"
+    assert (job.total, job.done) == (6, 4)
+    assert MetricValue.objects.count() == 4  # the completed chunk, nothing half-written
+    assert job.created_by == researcher and job.task_id
+
+    monkeypatch.setattr(engine, "score_pairs", CountingScorer())
+    job = metric_job_retry(job=job)
+
+    assert job.status == MetricJob.DONE and job.error == ""
+    assert (job.total, job.done) == (2, 2)  # only what was missing
+    assert MetricValue.objects.count() == 6
+    assert job.started is not None and job.finished is not None
+
+
+def test_only_a_failed_job_can_be_retried(project, researcher):
+    job = metric_job_create(project=project, user=researcher, metrics=["levenshtein"])
+    assert job.status == MetricJob.DONE
+    with pytest.raises(ComputeError, match=f"job #{job.pk} is done"):
+        metric_job_retry(job=job)
+
+
+def test_the_command_prints_counts_and_is_incremental(project):
+    out = io.StringIO()
+    call_command("compute_metrics", "--project", "study", "--metrics", "compression,levenshtein", stdout=out)
+    assert "computed: 8\nup to date: 0\nskipped (not applicable): 4" in out.getvalue()
+
+    out = io.StringIO()
+    call_command("compute_metrics", "--project", "study", "--metrics", "levenshtein", "--variant", "plain", stdout=out)
+    assert "computed: 0\nup to date: 3\nskipped (not applicable): 0" in out.getvalue()
+
+
+def test_the_command_names_what_is_wrong(project):
+    with pytest.raises(CommandError, match="no project named 'missing'"):
+        call_command("compute_metrics", "--project", "missing")
+    with pytest.raises(CommandError, match="unknown metric\\(s\\): bogus"):
+        call_command("compute_metrics", "--project", "study", "--metrics", "bogus")
