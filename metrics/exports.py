@@ -1,0 +1,241 @@
+"""Exports: one row per submitted post-edit, streamed as CSV, JSON Lines or Parquet.
+
+Rows are read in keyset pages (id > last id, N at a time; two queries per page: the
+post-edits, then their metric values), so memory stays flat however large the project,
+no database cursor stays open between pages, and a streamed HTTP response holds nothing
+but the page in flight. Parquet is written one row group per page.
+
+Columns, in order: external_id, annotator, original, edited, source, task_type,
+instruction, origin, the effort fields under DESIGN.md's names, then one column per
+metric and variant (`compression`, `compression__with_references`, ...) for every metric
+with a stored value in the project. Missing values are empty (CSV) or null.
+
+CSV formula injection: a text cell starting with = + - @ tab or CR gets a leading
+apostrophe so spreadsheets show it as text. Numeric columns (effort figures, metric
+values) are never altered: a negative number stays a number.
+"""
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.db.models import F
+
+from annotations.models import EFFORT_FIELDS, Project
+from metrics.dataset import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
+from metrics.models import MetricValue
+
+PAGE_SIZE = 2000
+TEXT_COLUMNS = ("external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    name: str
+    content_type: str
+    extension: str
+
+
+FORMATS = {
+    "csv": ExportFormat("csv", "text/csv; charset=utf-8", "csv"),
+    "jsonl": ExportFormat("jsonl", "application/x-ndjson; charset=utf-8", "jsonl"),
+    "parquet": ExportFormat("parquet", "application/vnd.apache.parquet", "parquet"),
+}
+
+
+class ExportError(ValueError):
+    pass
+
+
+def get_format(name: str) -> ExportFormat:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ExportError(f"unknown export format {name!r}: choose one of {', '.join(FORMATS)}") from None
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """What to export: the selection and its metric columns, fixed before the first row."""
+
+    project: Project
+    metric_columns: tuple[tuple[str, str, str], ...]  # (column, metric, variant)
+    annotators: tuple[str, ...] = ()
+    task_type: str | None = None
+    origin: str | None = None
+
+    @property
+    def columns(self) -> list[str]:
+        return [*TEXT_COLUMNS, *EFFORT_FIELDS, *(c for c, _, _ in self.metric_columns)]
+
+    def queryset(self):
+        return post_edit_queryset(
+            project=self.project, annotators=self.annotators or None, task_type=self.task_type, origin=self.origin
+        )
+
+
+def export_spec(
+    *,
+    project: Project,
+    annotators: Sequence[str] | None = None,
+    task_type: str | None = None,
+    origin: str | None = None,
+    metrics: Sequence[str] | None = None,
+) -> ExportSpec:
+    base = post_edit_queryset(project=project, annotators=annotators, task_type=task_type, origin=origin)
+    names = list(metrics) if metrics is not None else stored_metric_names(base)
+    return ExportSpec(
+        project=project,
+        metric_columns=tuple((metric_column(m, v), m, v) for m in names for v in VARIANTS),
+        annotators=tuple(annotators or ()),
+        task_type=task_type,
+        origin=origin,
+    )
+
+
+def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[list[dict]]:
+    """Row dicts (keys = spec.columns), a page at a time, in post-edit id order."""
+    project_instruction = spec.project.instructions[0] if len(spec.project.instructions) == 1 else ""
+    metric_names = sorted({m for _, m, _ in spec.metric_columns})
+    columns_by_key = {(m, v): c for c, m, v in spec.metric_columns}
+    fields = {
+        "external_id": F("assignment__item__external_id"),
+        "annotator": F("assignment__annotator__username"),
+        "original": F("assignment__item__model_output"),
+        "edited": F("text"),
+        "source": F("assignment__item__source"),
+        "task_type": F("assignment__item__task_type"),
+        "item_instruction": F("assignment__item__instruction"),
+        "drawn_instruction": F("assignment__item__drawn_instruction"),
+    }
+    last_id = 0
+    while True:
+        page = list(
+            spec.queryset().filter(pk__gt=last_id).values("id", "origin", *EFFORT_FIELDS, **fields)[:page_size]
+        )
+        if not page:
+            return
+        last_id = page[-1]["id"]
+        values: dict[int, dict[str, float | None]] = {}
+        if metric_names:
+            for pe, metric, variant, value in MetricValue.objects.filter(
+                post_edit_id__in=[row["id"] for row in page], metric__in=metric_names
+            ).values_list("post_edit_id", "metric", "variant", "value"):
+                column = columns_by_key.get((metric, variant))
+                if column is not None:
+                    values.setdefault(pe, {})[column] = value
+        rows = []
+        for row in page:
+            instruction = row["item_instruction"] or row["drawn_instruction"] or project_instruction
+            out = {
+                "external_id": row["external_id"],
+                "annotator": row["annotator"],
+                "original": row["original"],
+                "edited": row["edited"],
+                "source": row["source"],
+                "task_type": row["task_type"],
+                "instruction": instruction,
+                "origin": row["origin"],
+                **{f: row[f] for f in EFFORT_FIELDS},
+            }
+            stored = values.get(row["id"], {})
+            for column, _, _ in spec.metric_columns:
+                out[column] = stored.get(column)
+            rows.append(out)
+        yield rows
+
+
+def neutralise_formula(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    columns = spec.columns
+    writer.writerow(columns)
+    text_columns = set(TEXT_COLUMNS)
+    for rows in export_pages(spec, page_size=page_size):
+        for row in rows:
+            writer.writerow(
+                [
+                    "" if row[c] is None else (neutralise_formula(row[c]) if c in text_columns else row[c])
+                    for c in columns
+                ]
+            )
+        yield buffer.getvalue().encode("utf-8")
+        buffer.seek(0)
+        buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue().encode("utf-8")
+
+
+def stream_jsonl(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
+    for rows in export_pages(spec, page_size=page_size):
+        yield "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def parquet_schema(spec: ExportSpec) -> pa.Schema:
+    return pa.schema(
+        [pa.field(c, pa.string()) for c in TEXT_COLUMNS]
+        + [pa.field(f, pa.int64()) for f in EFFORT_FIELDS]
+        + [pa.field(c, pa.float64()) for c, _, _ in spec.metric_columns]
+    )
+
+
+class _Drain(io.RawIOBase):
+    """A write-only sink whose bytes are handed out (and forgotten) after each row group."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        self._position += len(chunk)
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self._position
+
+    def take(self) -> bytes:
+        out = b"".join(self._parts)
+        self._parts.clear()
+        return out
+
+
+def stream_parquet(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
+    schema = parquet_schema(spec)
+    sink = _Drain()
+    writer = pq.ParquetWriter(sink, schema, compression="zstd")
+    try:
+        for rows in export_pages(spec, page_size=page_size):
+            writer.write_batch(pa.RecordBatch.from_pylist(rows, schema=schema), row_group_size=len(rows))
+            chunk = sink.take()
+            if chunk:
+                yield chunk
+    finally:
+        writer.close()
+    yield sink.take()
+
+
+_STREAMS = {"csv": stream_csv, "jsonl": stream_jsonl, "parquet": stream_parquet}
+
+
+def export_stream(spec: ExportSpec, fmt: str, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
+    get_format(fmt)
+    return _STREAMS[fmt](spec, page_size=page_size)
+
+
+def export_filename(project: Project, fmt: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in project.name).strip("_") or "project"
+    return f"{safe}-post-edits.{get_format(fmt).extension}"
