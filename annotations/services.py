@@ -170,6 +170,7 @@ def project_create(
     task_type: str = "",
     instructions: Sequence[str] | None = None,
     instructions_file: bytes | str | Path | None = None,
+    instructions_filename: str = "instructions file",
     idle_threshold_s: float = 30.0,
     overlap: int = 1,
     meta: dict | None = None,
@@ -189,7 +190,9 @@ def project_create(
         overlap=overlap,
         meta=dict(meta or {}),
     )
-    _apply_instructions(project, instructions=instructions, instructions_file=instructions_file)
+    _apply_instructions(
+        project, instructions=instructions, instructions_file=instructions_file, filename=instructions_filename
+    )
     project.save()
     return project
 
@@ -203,6 +206,7 @@ def project_update(
     task_type: str | None = None,
     instructions: Sequence[str] | None = None,
     instructions_file: bytes | str | Path | None = None,
+    instructions_filename: str = "instructions file",
     idle_threshold_s: float | None = None,
     overlap: int | None = None,
 ) -> Project:
@@ -226,13 +230,19 @@ def project_update(
         project.idle_threshold_s = idle_threshold_s
     if overlap is not None:
         project.overlap = overlap
-    _apply_instructions(project, instructions=instructions, instructions_file=instructions_file)
+    _apply_instructions(
+        project, instructions=instructions, instructions_file=instructions_file, filename=instructions_filename
+    )
     project.save()
     return project
 
 
 def _apply_instructions(
-    project: Project, *, instructions: Sequence[str] | None, instructions_file: bytes | str | Path | None
+    project: Project,
+    *,
+    instructions: Sequence[str] | None,
+    instructions_file: bytes | str | Path | None,
+    filename: str,
 ) -> None:
     if instructions is not None and instructions_file is not None:
         raise ServiceError("instructions: type them or load a file, not both")
@@ -247,8 +257,6 @@ def _apply_instructions(
             instructions_file = instructions_file.read_bytes()
         except OSError as exc:
             raise ServiceError(f"{filename}: cannot read: {exc.strerror}") from None
-    else:
-        filename = "instructions file"
     loaded, task_type, source = instructions_from_json(
         data=instructions_file, task_type=project.task_type, filename=filename
     )

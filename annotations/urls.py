@@ -1,3 +1,15 @@
 from django.urls import path
 
-urlpatterns: list = []
+from annotations.views import manage
+
+urlpatterns: list = [
+    # Admin pages (annotations/views/manage.py); researchers read them, only admins post.
+    path("manage/projects/", manage.project_list, name="manage-projects"),
+    path("manage/projects/new/", manage.project_create, name="manage-project-create"),
+    path("manage/projects/<int:pk>/edit/", manage.project_edit, name="manage-project-edit"),
+    path("manage/projects/<int:pk>/batches/", manage.batches_page, name="manage-batches"),
+    path("manage/projects/<int:pk>/batches/make/", manage.batches_make, name="manage-batches-make"),
+    path("manage/projects/<int:pk>/batches/assign/", manage.batches_assign, name="manage-batches-assign"),
+    path("manage/projects/<int:pk>/assignments/move/", manage.assignments_move, name="manage-assignments-move"),
+    path("manage/projects/<int:pk>/progress/", manage.progress_page, name="manage-progress"),
+]

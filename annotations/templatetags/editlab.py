@@ -46,3 +46,15 @@ def render_markdown(text: str | None) -> SafeString:
 @register.filter(name="markdown")
 def markdown_filter(text: str | None) -> SafeString:
     return render_markdown(text)
+
+
+@register.filter(name="seconds")
+def seconds_filter(ms: float | None) -> str:
+    """Milliseconds as a short human duration: 12345 -> '12.3 s', 95000 -> '1 min 35 s'."""
+    if ms is None:
+        return "—"
+    total = float(ms) / 1000
+    if total < 60:
+        return f"{total:.1f} s"
+    minutes, rest = divmod(round(total), 60)
+    return f"{minutes} min {rest} s"

@@ -1,0 +1,126 @@
+"""Forms of the admin pages (annotations/views/manage.py). They only parse and check
+input; the services do the work."""
+
+from django import forms
+
+from annotations.models import Batch, Project
+from annotations.services import annotator_queryset
+
+INSTRUCTIONS_FILE_MAX_BYTES = 1024 * 1024
+
+
+class ProjectForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    guidelines = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 10, "cols": 80}),
+        required=False,
+        help_text="Markdown, shown to annotators beside the text (HTML is sanitized).",
+    )
+    task_type = forms.CharField(
+        max_length=100, required=False, help_text="e.g. fluency, clarity, mt; picks the list in an instructions file."
+    )
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 80}),
+        required=False,
+        help_text="One per line. With several, each item gets one drawn at random (seed recorded).",
+    )
+    instructions_file = forms.FileField(
+        required=False,
+        help_text='Or a JSON file mapping task types to instruction lists, e.g. {"instructions": {"fluency": [...]}}; '
+        "replaces the typed instructions.",
+    )
+    idle_threshold_s = forms.FloatField(
+        initial=30.0, min_value=0.5, label="Idle threshold (s)", help_text="Longer gaps are idle, not active time."
+    )
+    overlap = forms.IntegerField(initial=1, min_value=1, label="Overlap k", help_text="Annotators per item.")
+
+    def clean_instructions_file(self):
+        upload = self.cleaned_data.get("instructions_file")
+        if upload is None:
+            return None
+        if upload.size > INSTRUCTIONS_FILE_MAX_BYTES:
+            raise forms.ValidationError(
+                f"{upload.name}: {upload.size} bytes, over the limit of {INSTRUCTIONS_FILE_MAX_BYTES} bytes."
+            )
+        return upload
+
+    @classmethod
+    def initial_for(cls, project: Project) -> dict:
+        return {
+            "name": project.name,
+            "guidelines": project.guidelines,
+            "task_type": project.task_type,
+            "instructions": "\n".join(project.instructions),
+            "idle_threshold_s": project.idle_threshold_s,
+            "overlap": project.overlap,
+        }
+
+
+class MakeBatchesForm(forms.Form):
+    size = forms.IntegerField(min_value=1, initial=20, help_text="Items per batch; the last may be smaller.")
+    shuffle_seed = forms.IntegerField(
+        required=False, label="Shuffle seed", help_text="Empty: import order. A number: that seeded random order."
+    )
+
+
+class _AnnotatorChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return obj.username
+
+
+class _AnnotatorsChoice(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return obj.username
+
+
+class AssignForm(forms.Form):
+    annotators = _AnnotatorsChoice(queryset=annotator_queryset(), widget=forms.CheckboxSelectMultiple)
+    overlap = forms.IntegerField(min_value=1, label="Overlap k")
+    batches = forms.ModelMultipleChoiceField(
+        queryset=Batch.objects.none(), required=False, help_text="None selected: every batch of the project."
+    )
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["annotators"].queryset = annotator_queryset()
+        self.fields["batches"].queryset = project.batches.order_by("id")
+        self.fields["overlap"].initial = project.overlap
+
+    def clean(self):
+        cleaned = super().clean()
+        annotators, overlap = cleaned.get("annotators"), cleaned.get("overlap")
+        if annotators is not None and overlap is not None and overlap > len(annotators):
+            self.add_error(
+                "overlap",
+                f"Each item needs {overlap} distinct annotators but only {len(annotators)} are selected.",
+            )
+        return cleaned
+
+
+class MoveForm(forms.Form):
+    WITHDRAW = "withdraw"
+    REASSIGN = "reassign"
+
+    action = forms.ChoiceField(choices=[(WITHDRAW, "withdraw"), (REASSIGN, "reassign to")])
+    from_annotator = _AnnotatorChoice(queryset=annotator_queryset(), label="From")
+    to_annotator = _AnnotatorChoice(queryset=annotator_queryset(), required=False, label="To")
+    batches = forms.ModelMultipleChoiceField(
+        queryset=Batch.objects.none(), required=False, help_text="None selected: every batch of the project."
+    )
+    force = forms.BooleanField(required=False, label="Include in-progress work (discards its draft)")
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from_annotator"].queryset = annotator_queryset()
+        self.fields["to_annotator"].queryset = annotator_queryset()
+        self.fields["batches"].queryset = project.batches.order_by("id")
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("action") == self.REASSIGN:
+            target = cleaned.get("to_annotator")
+            if target is None:
+                self.add_error("to_annotator", "Choose who takes the assignments.")
+            elif target == cleaned.get("from_annotator"):
+                self.add_error("to_annotator", "Choose a different annotator.")
+        return cleaned

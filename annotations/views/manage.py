@@ -1,0 +1,247 @@
+"""Admin pages: projects, batches and assignment, progress.
+
+Admins see and change everything; researchers see the same pages read-only (any POST
+answers 403); annotators get 403; anonymous users go to the login page.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotations import services
+from annotations.manage_forms import AssignForm, MakeBatchesForm, MoveForm, ProjectForm
+from annotations.models import Assignment, Project
+from annotations.roles import can_read_all, is_admin
+
+
+def _require_reader(request: HttpRequest) -> None:
+    if not can_read_all(request.user):
+        raise PermissionDenied("Only admins and researchers may see this page.")
+
+
+def _require_admin(request: HttpRequest) -> None:
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins may change projects, batches and assignments.")
+
+
+def _project(request: HttpRequest, pk: int) -> Project:
+    """Every project is visible to admins and researchers, and to nobody else here."""
+    _require_reader(request)
+    return get_object_or_404(Project, pk=pk)
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    _require_reader(request)
+    projects = Project.objects.annotate(
+        item_count=Count("items", distinct=True),
+        batch_count=Count("batches", distinct=True),
+    ).order_by("name")
+    submitted = dict(
+        Assignment.objects.values_list("item__project_id")
+        .annotate(n=Count("id", filter=Q(status=Assignment.SUBMITTED)))
+        .values_list("item__project_id", "n")
+    )
+    assigned = dict(
+        Assignment.objects.values_list("item__project_id").annotate(n=Count("id")).values_list("item__project_id", "n")
+    )
+    rows = [(project, assigned.get(project.pk, 0), submitted.get(project.pk, 0)) for project in projects]
+    return render(request, "annotations/manage_projects.html", {"rows": rows, "can_change": is_admin(request.user)})
+
+
+def _save_project(form: ProjectForm, project: Project | None) -> Project:
+    data = form.cleaned_data
+    upload = data.get("instructions_file")
+    fields = {
+        "name": data["name"],
+        "guidelines": data["guidelines"],
+        "task_type": data["task_type"],
+        "idle_threshold_s": data["idle_threshold_s"],
+        "overlap": data["overlap"],
+    }
+    if upload is not None:
+        fields["instructions_file"] = upload.read()
+        fields["instructions_filename"] = upload.name
+    else:
+        fields["instructions"] = data["instructions"].splitlines()
+    if project is None:
+        return services.project_create(**fields)
+    return services.project_update(project=project, **fields)
+
+
+def _project_form_page(request: HttpRequest, project: Project | None) -> HttpResponse:
+    if request.method == "POST":
+        form = ProjectForm(request.POST, request.FILES)
+        if form.is_valid():
+            try:
+                saved = _save_project(form, project)
+            except services.ServiceError as exc:
+                field, _, message = str(exc).partition(": ")
+                if field in form.fields:
+                    form.add_error(field, message)
+                elif form.cleaned_data.get("instructions_file"):  # the message names the uploaded file
+                    form.add_error("instructions_file", str(exc))
+                else:
+                    form.add_error(None, str(exc))
+            else:
+                verb = "Created" if project is None else "Saved"
+                messages.success(request, f"{verb} project {saved.name!r}.")
+                return redirect("manage-project-edit", pk=saved.pk)
+    else:
+        form = ProjectForm(initial=ProjectForm.initial_for(project) if project else None)
+    return render(request, "annotations/manage_project_form.html", {"form": form, "project": project})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_create(request: HttpRequest) -> HttpResponse:
+    _require_admin(request)
+    return _project_form_page(request, None)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    _require_admin(request)
+    return _project_form_page(request, project)
+
+
+def _batch_rows(project: Project) -> list[dict]:
+    batches = project.batches.annotate(item_count=Count("items", distinct=True)).order_by("id")
+    holders: dict[int, list[str]] = {}
+    for batch_id, username in (
+        Assignment.objects.filter(item__project=project, item__batch__isnull=False)
+        .values_list("item__batch_id", "annotator__username")
+        .distinct()
+        .order_by("annotator__username")
+    ):
+        holders.setdefault(batch_id, []).append(username)
+    return [{"batch": batch, "annotators": holders.get(batch.pk, [])} for batch in batches]
+
+
+@login_required
+@require_GET
+def batches_page(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    return _render_batches(request, project)
+
+
+def _render_batches(
+    request: HttpRequest,
+    project: Project,
+    *,
+    make_form: MakeBatchesForm | None = None,
+    assign_form: AssignForm | None = None,
+    move_form: MoveForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "project": project,
+        "batch_rows": _batch_rows(project),
+        "unbatched": project.items.unbatched().count(),
+        "can_change": is_admin(request.user),
+        "make_form": make_form or MakeBatchesForm(),
+        "assign_form": assign_form or AssignForm(project=project),
+        "move_form": move_form or MoveForm(project=project),
+    }
+    return render(request, "annotations/manage_batches.html", context, status=status)
+
+
+@login_required
+@require_POST
+def batches_make(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    _require_admin(request)
+    form = MakeBatchesForm(request.POST)
+    if not form.is_valid():
+        return _render_batches(request, project, make_form=form, status=400)
+    try:
+        batches = services.batch_make(
+            project=project, size=form.cleaned_data["size"], shuffle_seed=form.cleaned_data["shuffle_seed"]
+        )
+    except services.ServiceError as exc:
+        form.add_error(None, str(exc))
+        return _render_batches(request, project, make_form=form, status=400)
+    if batches:
+        messages.success(request, f"Made {len(batches)} batches ({batches[0].name} … {batches[-1].name}).")
+    else:
+        messages.info(request, "No unbatched items: no batch made.")
+    return redirect("manage-batches", pk=project.pk)
+
+
+@login_required
+@require_POST
+def batches_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    _require_admin(request)
+    form = AssignForm(request.POST, project=project)
+    if not form.is_valid():
+        return _render_batches(request, project, assign_form=form, status=400)
+    try:
+        result = services.batch_assign(
+            project=project,
+            annotators=list(form.cleaned_data["annotators"]),
+            overlap=form.cleaned_data["overlap"],
+            batches=list(form.cleaned_data["batches"]) or None,
+        )
+    except services.ServiceError as exc:
+        form.add_error(None, str(exc))
+        return _render_batches(request, project, assign_form=form, status=400)
+    loads = ", ".join(f"{name} +{count}" for name, count in result.per_annotator.items())
+    messages.success(
+        request,
+        f"Created {result.created} assignments ({loads}); skipped {result.skipped_full_items} items "
+        f"that already had {form.cleaned_data['overlap']} annotators.",
+    )
+    return redirect("manage-batches", pk=project.pk)
+
+
+@login_required
+@require_POST
+def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
+    project = _project(request, pk)
+    _require_admin(request)
+    form = MoveForm(request.POST, project=project)
+    if not form.is_valid():
+        return _render_batches(request, project, move_form=form, status=400)
+    data = form.cleaned_data
+    assignments = Assignment.objects.filter(item__project=project, annotator=data["from_annotator"])
+    if data["batches"]:
+        assignments = assignments.filter(item__batch__in=data["batches"])
+    try:
+        if data["action"] == MoveForm.WITHDRAW:
+            result = services.assignment_withdraw(assignments=assignments, force=data["force"])
+            done = f"Withdrew {result.withdrawn} assignments of {data['from_annotator'].username}"
+        else:
+            result = services.assignment_reassign(
+                assignments=assignments, to_annotator=data["to_annotator"], force=data["force"]
+            )
+            done = (
+                f"Moved {result.reassigned} assignments to {data['to_annotator'].username} "
+                f"({result.skipped_already_assigned} left where they were: the target already had those items)"
+            )
+    except services.ServiceError as exc:
+        form.add_error(None, str(exc))
+        return _render_batches(request, project, move_form=form, status=400)
+    messages.success(
+        request,
+        f"{done}; kept {result.kept_submitted} submitted/skipped and {result.kept_in_progress} in progress.",
+    )
+    return redirect("manage-batches", pk=project.pk)
+
+
+@login_required
+@require_GET
+def progress_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
+    project = _project(request, pk)
+    context = {"progress": services.project_progress(project=project), "project": project}
+    if request.htmx:
+        return render(request, "annotations/manage_progress_tables.html", context)
+    return render(request, "annotations/manage_progress.html", context)
