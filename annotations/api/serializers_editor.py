@@ -1,0 +1,227 @@
+"""Input and output serializers of the editor endpoints (the editor <-> server contract).
+
+Events are validated by one plain function (a batch holds up to EDITLAB_EVENTS_MAX_PER_BATCH of
+them; a nested serializer per event would be slow and its errors hard to read); every message names
+the event index, its seq and the field.
+"""
+
+import math
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+EVENT_KINDS = frozenset(
+    {
+        "load",
+        "keydown",
+        "beforeinput",
+        "input",
+        "paste",
+        "cut",
+        "copy",
+        "select",
+        "mousedown",
+        "focus",
+        "blur",
+        "visibility",
+        "compositionstart",
+        "compositionupdate",
+        "compositionend",
+        "submit",
+    }
+)
+REQUIRED_BY_KIND = {
+    "keydown": ("key",),
+    "beforeinput": ("it", "s", "e"),
+    "input": ("it", "s", "len"),
+    "select": ("s", "e"),
+    "visibility": ("state",),
+    "load": ("data", "len"),
+}
+INT_MAX = 2**31 - 1
+T_MAX_MS = 1e10  # ~115 days in one page load
+SHORT_TEXT_MAX = {"key": 64, "code": 64, "it": 64, "src": 32}
+VISIBILITY_STATES = ("hidden", "visible")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _storable(value: str) -> str | None:
+    if "\x00" in value:
+        return "contains a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains an unpaired surrogate"
+    return None
+
+
+def _check_field(name: str, value) -> str | None:
+    """Why value is not acceptable for field `name`, or None."""
+    if name in ("seq", "s", "e", "len"):
+        if not _is_int(value) or not 0 <= value <= INT_MAX:
+            return f"must be an integer between 0 and {INT_MAX}"
+    elif name == "t":
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            return "must be a number (ms since the page load)"
+        if not 0 <= value <= T_MAX_MS:
+            return f"must be between 0 and {T_MAX_MS:.0f}"
+    elif name == "mods":
+        if not _is_int(value) or not 0 <= value <= 15:
+            return "must be an integer 0..15 (bits: 1 ctrl, 2 shift, 4 alt, 8 meta)"
+    elif name in ("rep", "f"):
+        if not isinstance(value, bool):
+            return "must be true or false"
+    elif name == "state":
+        if value not in VISIBILITY_STATES:
+            return 'must be "hidden" or "visible"'
+    elif name in ("key", "code", "it", "src", "data"):
+        if not isinstance(value, str):
+            return "must be a string"
+        if name in SHORT_TEXT_MAX and len(value) > SHORT_TEXT_MAX[name]:
+            return f"is longer than {SHORT_TEXT_MAX[name]} characters"
+        return _storable(value)
+    return None
+
+
+ALLOWED_FIELDS = frozenset({"seq", "t", "k", "key", "code", "mods", "rep", "it", "s", "e", "data", "len", "state", "src", "f"})
+
+
+def _event_error(event) -> str | None:
+    if not isinstance(event, dict):
+        return "is not a JSON object"
+    unknown = sorted(set(event) - ALLOWED_FIELDS)
+    if unknown:
+        return f"has unknown field {unknown[0]!r}"
+    for name in ("seq", "t", "k"):
+        if name not in event:
+            return f"misses the field {name!r}"
+    kind = event["k"]
+    if not isinstance(kind, str) or kind not in EVENT_KINDS:
+        return f"field 'k': unknown event kind {kind!r}"
+    for name in REQUIRED_BY_KIND.get(kind, ()):
+        if name not in event:
+            return f"({kind}) misses the field {name!r}"
+    for name, value in event.items():
+        if name == "k":
+            continue
+        problem = _check_field(name, value)
+        if problem:
+            return f"field {name!r} {problem}"
+    if kind in ("beforeinput", "select") and event["e"] < event["s"]:
+        return "field 'e' is smaller than 's'"
+    return None
+
+
+def validate_events(raw) -> list[dict]:
+    """The batch's events if all are well-formed, else a ValidationError naming the first problem."""
+    if not isinstance(raw, list):
+        raise serializers.ValidationError("events must be a list")
+    limit = settings.EDITLAB_EVENTS_MAX_PER_BATCH
+    if len(raw) > limit:
+        raise serializers.ValidationError(
+            f"{len(raw)} events in one batch; at most {limit} (EDITLAB_EVENTS_MAX_PER_BATCH) are accepted"
+        )
+    first_index: dict[int, int] = {}
+    for index, event in enumerate(raw):
+        problem = _event_error(event)
+        if problem:
+            seq = event.get("seq") if isinstance(event, dict) else None
+            where = f"event {index}" + (f" (seq {seq})" if _is_int(seq) else "")
+            raise serializers.ValidationError(f"{where} {problem}")
+        if event["seq"] in first_index:
+            raise serializers.ValidationError(
+                f"event {index} (seq {event['seq']}) repeats the seq of event {first_index[event['seq']]}"
+            )
+        first_index[event["seq"]] = index
+    ordered = sorted(raw, key=lambda event: event["seq"])
+    for earlier, later in zip(ordered, ordered[1:]):
+        if later["t"] < earlier["t"]:
+            raise serializers.ValidationError(
+                f"event {first_index[later['seq']]} (seq {later['seq']}) field 't' decreases: "
+                f"{later['t']} after {earlier['t']} at seq {earlier['seq']}"
+            )
+    return raw
+
+
+class EventSerializer(serializers.Serializer):
+    """One browser event (documentation of the wire format; validated by validate_events)."""
+
+    seq = serializers.IntegerField(min_value=0, help_text="Consecutive per post-edit across page loads.")
+    t = serializers.FloatField(min_value=0, help_text="ms since this page load (performance.now()).")
+    k = serializers.ChoiceField(choices=sorted(EVENT_KINDS))
+    key = serializers.CharField(required=False, max_length=64)
+    code = serializers.CharField(required=False, max_length=64)
+    mods = serializers.IntegerField(required=False, min_value=0, max_value=15, help_text="1 ctrl, 2 shift, 4 alt, 8 meta")
+    rep = serializers.BooleanField(required=False)
+    it = serializers.CharField(required=False, max_length=64, help_text="InputEvent.inputType")
+    s = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 offset")
+    e = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 offset")
+    data = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    len = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 length of the text")
+    state = serializers.ChoiceField(required=False, choices=VISIBILITY_STATES)
+    src = serializers.CharField(required=False, max_length=32)
+    f = serializers.BooleanField(required=False, help_text="data is the full text after the change")
+
+
+@extend_schema_field(EventSerializer(many=True))
+class EventsField(serializers.Field):
+    def to_internal_value(self, data):
+        return validate_events(data)
+
+    def to_representation(self, value):
+        return value
+
+
+class EventsInputSerializer(serializers.Serializer):
+    page_id = serializers.UUIDField()
+    events = EventsField()
+
+
+class EventsOutputSerializer(serializers.Serializer):
+    stored = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+    gaps = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    max_seq = serializers.IntegerField()
+
+
+class DraftInputSerializer(serializers.Serializer):
+    page_id = serializers.UUIDField()
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    version = serializers.IntegerField(min_value=0)
+
+
+class DraftOutputSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+
+
+class SubmitInputSerializer(DraftInputSerializer):
+    last_seq = serializers.IntegerField(min_value=-1, max_value=INT_MAX)
+
+
+class SubmitOutputSerializer(serializers.Serializer):
+    next_url = serializers.CharField()
+    diff_url = serializers.CharField()
+
+
+class SkipInputSerializer(serializers.Serializer):
+    page_id = serializers.UUIDField()
+    reason = serializers.CharField(max_length=2000)
+
+
+class SkipOutputSerializer(serializers.Serializer):
+    next_url = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = serializers.CharField()
+    code = serializers.CharField(required=False)
+
+
+class ConflictSerializer(ErrorSerializer):
+    server_text = serializers.CharField(required=False)
+    server_version = serializers.IntegerField(required=False)
+    next_seq = serializers.IntegerField(required=False)

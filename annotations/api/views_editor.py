@@ -1,0 +1,228 @@
+"""The editor's four JSON endpoints: events, draft, submit, skip (annotations/editing.py does the work).
+
+Only the post-edit's own annotator writes (anyone else's -> 404); researchers and admins read
+elsewhere and get 403 here; anonymous -> 403. Session auth with CSRF; a form post (sendBeacon) carries
+the JSON in its `payload` field and the token in `csrfmiddlewaretoken`.
+"""
+
+import json
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import ParseError, PermissionDenied
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView, exception_handler
+
+from annotations import editing
+from annotations.api.serializers_editor import (
+    ConflictSerializer,
+    DraftInputSerializer,
+    DraftOutputSerializer,
+    ErrorSerializer,
+    EventsInputSerializer,
+    EventsOutputSerializer,
+    SkipInputSerializer,
+    SkipOutputSerializer,
+    SubmitInputSerializer,
+    SubmitOutputSerializer,
+)
+from annotations.models import PostEdit
+from annotations.roles import can_read_all
+
+FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+ERRORS = {
+    400: OpenApiResponse(ErrorSerializer, description="Malformed request; `error` names the problem."),
+    403: OpenApiResponse(ErrorSerializer, description="Not logged in, CSRF failure, or not an annotator."),
+    404: OpenApiResponse(ErrorSerializer, description="No such post-edit among yours."),
+}
+
+
+def editor_exception_handler(exc, context):
+    """DRF's handler, with the contract's {"error": ...} body instead of {"detail": ...}."""
+    response = exception_handler(exc, context)
+    if response is not None and isinstance(response.data, dict) and "detail" in response.data:
+        response.data = {"error": str(response.data["detail"])}
+    return response
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def request_payload(request: Request) -> dict:
+    """The JSON object of the request: the body, or a form's `payload` field (sendBeacon)."""
+    if request.content_type.startswith(FORM_TYPES):
+        raw = request.data.get("payload")
+        if raw is None:
+            raise ParseError("a form post must carry the JSON in the field 'payload'")
+        try:
+            data = json.loads(raw, parse_constant=_reject_constant)
+        except ValueError as exc:
+            raise ParseError(f"payload is not valid JSON: {exc}") from None
+    else:
+        data = request.data
+    if not isinstance(data, dict):
+        raise ParseError("the request must be a JSON object")
+    return data
+
+
+def first_error(errors) -> str:
+    """One readable line from a serializer's errors: 'field: message'."""
+    if isinstance(errors, dict):
+        name, value = next(iter(errors.items()))
+        return f"{name}: {first_error(value)}"
+    if isinstance(errors, list) and errors:
+        return first_error(errors[0])
+    return str(errors)
+
+
+def own_post_edit(request: Request, pk: int) -> PostEdit:
+    if can_read_all(request.user):
+        raise PermissionDenied("Researchers and admins cannot write post-edits; only their annotator can.")
+    return get_object_or_404(
+        PostEdit.objects.select_related("assignment__item__project"), pk=pk, assignment__annotator=request.user
+    )
+
+
+def _validated(serializer_class, request: Request) -> dict | Response:
+    serializer = serializer_class(data=request_payload(request))
+    if not serializer.is_valid():
+        return Response({"error": first_error(serializer.errors)}, status=status.HTTP_400_BAD_REQUEST)
+    return serializer.validated_data
+
+
+def _refused(exc: editing.EditingError) -> Response:
+    return Response(exc.payload(), status=exc.status)
+
+
+class EditorAPIView(APIView):
+    """Shared request handling of the four endpoints (auth, parsers, error shape)."""
+
+    authentication_classes = [SessionAuthentication]
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    def get_exception_handler(self):
+        return editor_exception_handler
+
+
+class PostEditEventsView(EditorAPIView):
+    @extend_schema(
+        operation_id="post_edit_events",
+        summary="Store a batch of editor events (idempotent per seq)",
+        tags=["editor"],
+        request=EventsInputSerializer,
+        responses={
+            200: EventsOutputSerializer,
+            **ERRORS,
+            409: OpenApiResponse(ConflictSerializer, description="Post-edit closed, or seq taken by another tab."),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        post_edit = own_post_edit(request, pk)
+        limit = settings.EDITLAB_EVENTS_MAX_BYTES
+        try:
+            size = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            size = 0
+        if size > limit:
+            return Response(
+                {"error": f"the batch has {size} bytes; at most {limit} (EDITLAB_EVENTS_MAX_BYTES) are accepted"},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        data = _validated(EventsInputSerializer, request)
+        if isinstance(data, Response):
+            return data
+        try:
+            result = editing.post_edit_ingest_events(
+                post_edit=post_edit, page_id=data["page_id"], events=data["events"]
+            )
+        except editing.EditingError as exc:
+            return _refused(exc)
+        return Response(EventsOutputSerializer(result).data)
+
+
+class PostEditDraftView(EditorAPIView):
+    @extend_schema(
+        operation_id="post_edit_draft",
+        summary="Autosave the draft (optimistic locking by version)",
+        tags=["editor"],
+        request=DraftInputSerializer,
+        responses={
+            200: DraftOutputSerializer,
+            **ERRORS,
+            409: OpenApiResponse(ConflictSerializer, description="Stale version (another tab saved), or closed."),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        post_edit = own_post_edit(request, pk)
+        data = _validated(DraftInputSerializer, request)
+        if isinstance(data, Response):
+            return data
+        try:
+            version = editing.post_edit_save_draft(
+                post_edit=post_edit, page_id=data["page_id"], text=data["text"], version=data["version"]
+            )
+        except editing.EditingError as exc:
+            return _refused(exc)
+        return Response(DraftOutputSerializer({"version": version}).data)
+
+
+class PostEditSubmitView(EditorAPIView):
+    @extend_schema(
+        operation_id="post_edit_submit",
+        summary="Submit the post-edit: derive effort, replay, clip by server time (idempotent)",
+        tags=["editor"],
+        request=SubmitInputSerializer,
+        responses={
+            200: SubmitOutputSerializer,
+            **ERRORS,
+            409: OpenApiResponse(ConflictSerializer, description="Stale version (another tab saved), or skipped."),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        post_edit = own_post_edit(request, pk)
+        data = _validated(SubmitInputSerializer, request)
+        if isinstance(data, Response):
+            return data
+        try:
+            navigation = editing.post_edit_submit(
+                post_edit=post_edit,
+                page_id=data["page_id"],
+                text=data["text"],
+                version=data["version"],
+                last_seq=data["last_seq"],
+            )
+        except editing.EditingError as exc:
+            return _refused(exc)
+        return Response(SubmitOutputSerializer(navigation).data)
+
+
+class PostEditSkipView(EditorAPIView):
+    @extend_schema(
+        operation_id="post_edit_skip",
+        summary="Skip the item with a reason",
+        tags=["editor"],
+        request=SkipInputSerializer,
+        responses={
+            200: SkipOutputSerializer,
+            **ERRORS,
+            409: OpenApiResponse(ErrorSerializer, description="Already submitted."),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        post_edit = own_post_edit(request, pk)
+        data = _validated(SkipInputSerializer, request)
+        if isinstance(data, Response):
+            return data
+        try:
+            next_url = editing.post_edit_skip(post_edit=post_edit, page_id=data["page_id"], reason=data["reason"])
+        except editing.EditingError as exc:
+            return _refused(exc)
+        return Response(SkipOutputSerializer({"next_url": next_url}).data)

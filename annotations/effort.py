@@ -1,0 +1,319 @@
+"""Effort derived from an editor event log: the published definition (pure; no Django).
+
+Definition version 1 (annotations.models.DEFINITION_VERSION), PET convention. Events are taken in
+seq order; a "visit" is one page load (its page_id); the browser's `t` is ms since that page load.
+
+Counts, from `keydown` events:
+- A keydown is a SHORTCUT when Meta is held, or Ctrl without Alt (Ctrl+Alt is AltGr, which types).
+- erase: Backspace, Delete; navigation: ArrowLeft/Right/Up/Down, Home, End, PageUp, PageDown —
+  both with or without a modifier (Shift+Arrow, Ctrl+Backspace count).
+- Shortcuts count in no key class. Otherwise: spaces = " ", "Tab", "Enter" and any other single
+  whitespace character; a single-character key is a letter (str.isalpha, or a combining mark —
+  Unicode category M*, as in Devanagari vowel signs), a digit (isdigit/isnumeric), a symbol (any other
+  printable character); anything else (Shift, Escape, F5, "Process", "Unidentified", "Dead", ...) is
+  not counted. Auto-repeated keydowns (`rep`) count one each.
+- IME: keydowns between compositionstart and compositionend are the IME's, not counted (a new page
+  load also ends a composition); each compositionend counts its committed `data` character by
+  character (code points) with the same classes.
+- copy, cut, paste: one per copy/cut/paste event (keyboard and menu alike; the Ctrl+C keydown is a
+  shortcut, not counted again). undo_redo: one per beforeinput historyUndo/historyRedo, plus one per
+  Ctrl/Cmd+Z, Ctrl/Cmd+Y or Ctrl/Cmd+Shift+Z keydown that is NOT followed by such a beforeinput
+  before the next keydown (so a key undo counts once, a menu undo counts once). Ctrl+A and
+  drag-and-drop count in no class.
+- commands = copy + cut + paste + undo_redo; visible = letters + digits + spaces + symbols;
+  keystrokes = visible + erase; allkeys = keystrokes + navigation + commands.
+
+Times (ms, rounded to whole ms at the end):
+- A visit runs from its `load` event (its first event if it has none) to its last event (the
+  `submit` event for the visit that submits). wall = the sum over visits of that span.
+- Server bound: a visit's span is cut to at most its limit (server-observed span + tolerance, passed
+  in by the caller); everything after the cut-off point counts nowhere (wall, active, reading).
+  clipped_ms = the total cut away (flag "wall_clipped" when > 0).
+- active: between two consecutive events of a visit, the gap counts as active when the page was
+  visible and the WINDOW focused during it and the gap is at most the idle threshold. A longer gap
+  counts WHOLE as idle (not just the part beyond the threshold). Hidden = from visibility "hidden" to
+  "visible"; unfocused = from a window blur to a focus (src "textarea" focus/blur are ignored).
+  A page starts visible and focused (hidden if its load event has state "hidden"); any key, input,
+  clipboard, mouse-down or composition event shows the page visible and focused again.
+- reading: display to first edit = wall time accumulated before the first `input` event, over visits
+  in order (a visit without any input counts whole); wall when nothing was ever edited.
+- pauses: gaps between consecutive keydowns of the same visit (any key, also modifiers); a gap
+  >= 300 ms counts in pauses_300 (count and total gap ms), >= 1000 in pauses_1000, >= 2000 in
+  pauses_2000 (so a 2.5 s gap counts in all three). Pauses are raw client gaps, not clipped.
+"""
+
+import math
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+
+CTRL, SHIFT, ALT, META = 1, 2, 4, 8
+ERASE_KEYS = frozenset({"Backspace", "Delete"})
+NAVIGATION_KEYS = frozenset(
+    {"ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"}
+)
+SPACE_KEYS = frozenset({"Tab", "Enter"})
+HISTORY_INPUT_TYPES = frozenset({"historyUndo", "historyRedo"})
+INTERACTION_KINDS = frozenset(
+    {
+        "keydown",
+        "beforeinput",
+        "input",
+        "paste",
+        "cut",
+        "copy",
+        "mousedown",
+        "compositionstart",
+        "compositionupdate",
+        "compositionend",
+    }
+)
+PAUSE_THRESHOLDS_MS = (300, 1000, 2000)
+KEY_CLASSES = ("letters", "digits", "spaces", "symbols", "erase", "navigation")
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    """One logged browser event, with the contract's short names; `page` is its page load's id."""
+
+    seq: int
+    t: float
+    k: str
+    page: str = ""
+    key: str = ""
+    code: str = ""
+    mods: int = 0
+    rep: bool = False
+    it: str = ""
+    s: int | None = None
+    e: int | None = None
+    data: str = ""
+    len: int | None = None
+    state: str = ""
+    src: str = ""
+    f: bool = False
+
+    @classmethod
+    def from_dict(cls, event: Mapping, page: str = "") -> "LogEvent":
+        """From a contract EVENT dict (as the browser sends it)."""
+        names = {field.name for field in fields(cls)}
+        values = {name: value for name, value in event.items() if name in names and value is not None}
+        values.setdefault("page", page)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Effort:
+    wall_ms: int
+    active_ms: int
+    reading_ms: int
+    letters: int
+    digits: int
+    spaces: int
+    symbols: int
+    erase: int
+    navigation: int
+    copy: int
+    cut: int
+    paste: int
+    undo_redo: int
+    commands: int
+    visible: int
+    keystrokes: int
+    allkeys: int
+    pauses_300_count: int
+    pauses_300_ms: int
+    pauses_1000_count: int
+    pauses_1000_ms: int
+    pauses_2000_count: int
+    pauses_2000_ms: int
+    clipped_ms: int = 0
+
+
+# ---------------------------------------------------------------- keys
+
+
+def classify_char(char: str) -> str | None:
+    """The class of one typed character: letters, digits, spaces, symbols, or None (invisible)."""
+    if char.isspace():
+        return "spaces"
+    if char.isalpha() or unicodedata.category(char).startswith("M"):
+        return "letters"
+    if char.isdigit() or char.isnumeric():
+        return "digits"
+    if char.isprintable():
+        return "symbols"
+    return None
+
+
+def is_shortcut(mods: int) -> bool:
+    return bool(mods & META) or (bool(mods & CTRL) and not mods & ALT)
+
+
+def classify_key(key: str, mods: int = 0) -> str | None:
+    """The class of one keydown (see the module docstring), or None when it counts in none."""
+    if key in ERASE_KEYS:
+        return "erase"
+    if key in NAVIGATION_KEYS:
+        return "navigation"
+    if is_shortcut(mods):
+        return None
+    if key in SPACE_KEYS:
+        return "spaces"
+    if len(key) == 1:
+        return classify_char(key)
+    return None
+
+
+def is_undo_shortcut(event: LogEvent) -> bool:
+    if not (event.mods & (CTRL | META)):
+        return False
+    letter = event.key.lower()
+    if not (len(letter) == 1 and "a" <= letter <= "z"):  # a non-Latin layout: fall back to the key's place
+        letter = {"KeyZ": "z", "KeyY": "y"}.get(event.code, "")
+    return letter in ("z", "y")
+
+
+def count_keys(events: Iterable[LogEvent]) -> dict[str, int]:
+    """The key classes and commands of a log in seq order (composed totals included)."""
+    counts = dict.fromkeys((*KEY_CLASSES, "copy", "cut", "paste", "undo_redo"), 0)
+    composing = False
+    page = None
+    undo_key_pending = False
+    for event in events:
+        if event.page != page or event.k == "load":
+            page, composing = event.page, False
+        if event.k == "keydown":
+            if undo_key_pending:
+                counts["undo_redo"] += 1
+            undo_key_pending = is_undo_shortcut(event)
+            if not composing:
+                cls = classify_key(event.key, event.mods)
+                if cls:
+                    counts[cls] += 1
+        elif event.k == "beforeinput" and event.it in HISTORY_INPUT_TYPES:
+            counts["undo_redo"] += 1
+            undo_key_pending = False
+        elif event.k in ("copy", "cut", "paste"):
+            counts[event.k] += 1
+        elif event.k == "compositionstart":
+            composing = True
+        elif event.k == "compositionend":
+            composing = False
+            for char in event.data:
+                cls = classify_char(char)
+                if cls:
+                    counts[cls] += 1
+    if undo_key_pending:
+        counts["undo_redo"] += 1
+    counts["commands"] = counts["copy"] + counts["cut"] + counts["paste"] + counts["undo_redo"]
+    counts["visible"] = counts["letters"] + counts["digits"] + counts["spaces"] + counts["symbols"]
+    counts["keystrokes"] = counts["visible"] + counts["erase"]
+    counts["allkeys"] = counts["keystrokes"] + counts["navigation"] + counts["commands"]
+    return counts
+
+
+# ---------------------------------------------------------------- times
+
+
+@dataclass(frozen=True)
+class VisitTimes:
+    wall: float
+    active: float
+    reading: float
+    clipped: float
+    edited: bool
+
+
+def split_visits(events: Iterable[LogEvent]) -> list[list[LogEvent]]:
+    """Events grouped by page load, visits in order of their first event (seq order inside)."""
+    visits: dict[str, list[LogEvent]] = {}
+    for event in events:
+        visits.setdefault(event.page, []).append(event)
+    return list(visits.values())
+
+
+def _visit_start(visit: list[LogEvent]) -> float:
+    for event in visit:
+        if event.k == "load":
+            return event.t
+    return visit[0].t
+
+
+def visit_times(visit: list[LogEvent], *, idle_threshold_ms: float, limit_ms: float | None) -> VisitTimes:
+    """wall/active/reading of one page load (events in seq order); see the module docstring."""
+    start = _visit_start(visit)
+    end = max(event.t for event in visit)
+    span = max(0.0, end - start)
+    wall = span if limit_ms is None else min(span, max(0.0, limit_ms))
+    cutoff = start + wall
+
+    active = 0.0
+    hidden = False
+    unfocused = False
+    for before, after in zip(visit, visit[1:]):
+        if before.k == "load":
+            hidden = before.state == "hidden"
+        elif before.k == "visibility":
+            hidden = before.state == "hidden"
+        elif before.k in ("blur", "focus") and before.src != "textarea":
+            unfocused = before.k == "blur"
+        elif before.k in INTERACTION_KINDS:
+            hidden = unfocused = False
+        low, high = max(before.t, start), min(after.t, cutoff)
+        if high > low and not hidden and not unfocused and after.t - before.t <= idle_threshold_ms:
+            active += high - low
+
+    first_input = next((event for event in visit if event.k == "input"), None)
+    if first_input is None:
+        reading = wall
+    else:
+        reading = min(max(first_input.t, start), cutoff) - start
+    return VisitTimes(wall=wall, active=active, reading=reading, clipped=span - wall, edited=first_input is not None)
+
+
+def count_pauses(visits: list[list[LogEvent]]) -> dict[str, int]:
+    totals = {f"pauses_{limit}_{what}": 0.0 for limit in PAUSE_THRESHOLDS_MS for what in ("count", "ms")}
+    for visit in visits:
+        keydowns = [event.t for event in visit if event.k == "keydown"]
+        for earlier, later in zip(keydowns, keydowns[1:]):
+            gap = later - earlier
+            for limit in PAUSE_THRESHOLDS_MS:
+                if gap >= limit:
+                    totals[f"pauses_{limit}_count"] += 1
+                    totals[f"pauses_{limit}_ms"] += gap
+    return {name: _whole_ms(value) for name, value in totals.items()}
+
+
+def _whole_ms(value: float) -> int:
+    return int(math.floor(value + 0.5))
+
+
+def derive_effort(
+    events: Iterable[LogEvent],
+    *,
+    idle_threshold_ms: float,
+    visit_limits_ms: Mapping[str, float] | None = None,
+) -> Effort:
+    """Counts, times and pauses of an event log (any order; sorted by seq here)."""
+    ordered = sorted(events, key=lambda event: event.seq)
+    visits = split_visits(ordered)
+    limits = visit_limits_ms or {}
+    wall = active = reading = clipped = 0.0
+    still_reading = True
+    for visit in visits:
+        times = visit_times(visit, idle_threshold_ms=idle_threshold_ms, limit_ms=limits.get(visit[0].page))
+        wall += times.wall
+        active += times.active
+        clipped += times.clipped
+        if still_reading:
+            reading += times.reading
+            still_reading = not times.edited
+    return Effort(
+        wall_ms=_whole_ms(wall),
+        active_ms=_whole_ms(active),
+        reading_ms=_whole_ms(reading),
+        clipped_ms=_whole_ms(clipped),
+        **count_keys(ordered),
+        **count_pauses(visits),
+    )

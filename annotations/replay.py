@@ -1,0 +1,240 @@
+"""Replay an editor event log onto the model output (pure; no Django).
+
+The replay is the server's proof that the log is complete: applying the logged input events, in seq
+order across all page loads, to the model output must give exactly the submitted text.
+
+All offsets and lengths are UTF-16 code units, as the browser reports them; the text is kept as
+UTF-16-LE bytes (offset x 2), so astral characters (emoji) replay exactly.
+
+Rules (the contract in annotations/editing.py):
+- `load`: the text the page started with (`data`). If it differs from the replayed text, that is a
+  divergence (work lost between visits); replay continues from the load text.
+- `input` is matched with the latest `beforeinput` since the previous input (an unmatched beforeinput
+  was cancelled). insert*: the selection [before.s, before.e] is replaced by `data`. Without a
+  beforeinput, the inserted text is taken to end at the caret (`s`) and the removed length follows
+  from `len`. delete*: (length before - len) units are removed at the caret after (`s`).
+  historyUndo/historyRedo, any other input type, and any input with `f` true: `data` is the full text.
+- insertCompositionText inside a composition replaces the composition (which starts at the first
+  such input's selection) with the latest compositionupdate `data` — the whole composition string —
+  because an IME conversion can shrink the composition behind the caret, which the selection cannot
+  describe. Should that not give the logged length, the plain insert rule is tried.
+- After each input, the text length must equal `len`; the first event where it does not is THE
+  divergence point. Finally the text must equal the submitted text.
+"""
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from annotations.effort import LogEvent
+
+CONTEXT_UNITS = 40
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass")
+
+
+def _decode(units: bytes | bytearray) -> str:
+    return bytes(units).decode("utf-16-le", "surrogatepass")
+
+
+def utf16_len(text: str) -> int:
+    return len(_encode(text)) // 2
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One text change: the UTF-16 range [start, end) of the previous text was replaced by `insert`."""
+
+    seq: int
+    kind: str
+    start: int
+    end: int
+    insert: str
+    text: str
+    divergence: dict | None = None
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    text: str
+    ok: bool
+    divergence: dict | None
+    steps: int
+
+
+@dataclass
+class _Composition:
+    start: int | None = None
+    length: int = 0
+    data: str | None = None
+
+
+def _context(units: bytes | bytearray, at: int) -> str:
+    """Text around a point; a surrogate pair cut at the edge becomes U+FFFD (storable anywhere)."""
+    low = max(0, at - CONTEXT_UNITS)
+    return bytes(units[2 * low : 2 * (at + CONTEXT_UNITS)]).decode("utf-16-le", "replace")
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    limit = min(len(a), len(b)) // 2
+    for unit in range(limit):
+        if a[2 * unit : 2 * unit + 2] != b[2 * unit : 2 * unit + 2]:
+            return unit
+    return limit
+
+
+def _divergence(event: LogEvent | None, reason: str, *, expected: int, got: int, context: str) -> dict:
+    return {
+        "seq": None if event is None else event.seq,
+        "kind": None if event is None else (event.it or event.k),
+        "reason": reason,
+        "expected_len": expected,
+        "got_len": got,
+        "context": context,
+    }
+
+
+def _plain_operation(length: int, event: LogEvent, before: LogEvent | None) -> tuple[int, int, str]:
+    """(start, end, insert) of an input under the contract's rules."""
+    if event.f or not event.it.startswith(("insert", "delete")):
+        return 0, length, event.data
+    caret = event.s if event.s is not None else 0
+    after_len = event.len if event.len is not None else length
+    if event.it.startswith("delete"):
+        return caret, caret + (length - after_len), ""
+    if before is not None and before.s is not None:
+        end = before.e if before.e is not None else before.s
+        return before.s, end, event.data
+    start = caret - utf16_len(event.data)
+    return start, start + (length - (after_len - utf16_len(event.data))), event.data
+
+
+def _fits(length: int, operation: tuple[int, int, str], expected: int | None) -> bool:
+    start, end, insert = operation
+    if not 0 <= start <= end <= length:
+        return False
+    return expected is None or length - (end - start) + utf16_len(insert) == expected
+
+
+def _composition_operation(
+    length: int, event: LogEvent, before: LogEvent | None, composition: _Composition
+) -> tuple[int, int, str]:
+    if composition.start is None:
+        start, end, _ = _plain_operation(length, event, before)
+        composition.start = start
+        operation = (start, end, composition.data or "")
+    else:
+        operation = (composition.start, composition.start + composition.length, composition.data or "")
+    if not _fits(length, operation, event.len):
+        plain = _plain_operation(length, event, before)
+        if _fits(length, plain, event.len):
+            operation = plain
+    return operation
+
+
+def iter_replay(original: str, events: Iterable[LogEvent]) -> Iterator[ReplayStep]:
+    """Every text change of the log, in seq order, with the text after it."""
+    units = bytearray(_encode(original))
+    before: LogEvent | None = None
+    composition: _Composition | None = None
+    for event in sorted(events, key=lambda e: e.seq):
+        if event.k == "load":
+            loaded = _encode(event.data)
+            divergence = None
+            if bytes(units) != loaded:
+                at = _first_difference(bytes(units), loaded)
+                divergence = _divergence(
+                    event,
+                    "the text this page load started with differs from the replayed text (work lost between visits?)",
+                    expected=len(loaded) // 2,
+                    got=len(units) // 2,
+                    context=_context(units, at),
+                )
+            previous_length = len(units) // 2
+            units = bytearray(loaded)
+            before, composition = None, None
+            yield ReplayStep(event.seq, "load", 0, previous_length, event.data, _decode(units), divergence)
+        elif event.k == "beforeinput":
+            before = event
+        elif event.k == "compositionstart":
+            composition = _Composition()
+        elif event.k == "compositionupdate":
+            composition = composition or _Composition()
+            composition.data = event.data
+        elif event.k == "compositionend":
+            composition = None
+        elif event.k == "input":
+            yield _apply_input(units, event, before, composition)
+            before = None
+
+
+def _apply_input(
+    units: bytearray, event: LogEvent, before: LogEvent | None, composition: _Composition | None
+) -> ReplayStep:
+    length = len(units) // 2
+    if event.it == "insertCompositionText" and composition is not None and composition.data is not None:
+        start, end, insert = _composition_operation(length, event, before, composition)
+    else:
+        start, end, insert = _plain_operation(length, event, before)
+    divergence = None
+    if not 0 <= start <= end <= length:
+        divergence = _divergence(
+            event,
+            f"the change's range [{start}, {end}) lies outside the text (length {length})",
+            expected=event.len if event.len is not None else -1,
+            got=length,
+            context=_context(units, min(max(start, 0), length)),
+        )
+        start = min(max(start, 0), length)
+        end = min(max(end, start), length)
+    units[2 * start : 2 * end] = _encode(insert)
+    if composition is not None and event.it == "insertCompositionText":
+        composition.length = utf16_len(insert)
+    elif composition is not None and event.it.startswith("delete"):
+        composition.length = max(0, composition.length - (end - start))
+    got = len(units) // 2
+    if divergence is None and event.len is not None and got != event.len:
+        divergence = _divergence(
+            event,
+            "after this input the replayed text has another length than the browser reported",
+            expected=event.len,
+            got=got,
+            context=_context(units, start),
+        )
+    return ReplayStep(event.seq, event.it or "input", start, end, insert, _decode(units), divergence)
+
+
+def replay_texts(original: str, events: Iterable[LogEvent]) -> Iterator[tuple[int, str]]:
+    """(event seq, text after) for every text change."""
+    for step in iter_replay(original, events):
+        yield step.seq, step.text
+
+
+def replay(original: str, events: Iterable[LogEvent], *, final_text: str | None = None) -> ReplayResult:
+    """Replay the whole log; ok when nothing diverged and the result equals final_text (if given)."""
+    text = original
+    divergence = None
+    steps = 0
+    last_event = None
+    ordered = sorted(events, key=lambda e: e.seq)
+    for step in iter_replay(original, ordered):
+        steps += 1
+        text = step.text
+        if divergence is None and step.divergence is not None:
+            divergence = step.divergence
+    if ordered:
+        last_event = ordered[-1]
+    if final_text is not None and text != final_text and divergence is None:
+        replayed, submitted = _encode(text), _encode(final_text)
+        at = _first_difference(replayed, submitted)
+        divergence = _divergence(
+            last_event,
+            "the replayed text differs from the submitted text",
+            expected=len(submitted) // 2,
+            got=len(replayed) // 2,
+            context=_context(replayed, at),
+        )
+        divergence["submitted_context"] = _context(submitted, at)
+    ok = divergence is None and (final_text is None or text == final_text)
+    return ReplayResult(text=text, ok=ok, divergence=divergence, steps=steps)
