@@ -1,8 +1,12 @@
 from django.urls import path
 
-from annotations.views import manage
+from annotations.views import editor, manage
 
 urlpatterns: list = [
+    # The annotator's pages (annotations/views/editor.py).
+    path("annotate/", editor.annotator_home, name="annotator_home"),
+    path("edit/<int:assignment_id>/", editor.editor, name="editor"),
+    path("edit/<int:assignment_id>/diff/", editor.diff, name="editor_diff"),
     # Admin pages (annotations/views/manage.py); researchers read them, only admins post.
     path("manage/projects/", manage.project_list, name="manage-projects"),
     path("manage/projects/new/", manage.project_create, name="manage-project-create"),

@@ -3,14 +3,21 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+
+from annotations.roles import can_read_all, is_annotator
 
 LOGIN_WINDOW_S = 60
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """A landing page whose links depend on the user's role (templates/home.html)."""
+    """A landing page whose links depend on the user's role (templates/home.html).
+
+    Annotators have one place to go: their batches.
+    """
+    if is_annotator(request.user) and not can_read_all(request.user):
+        return redirect("annotator_home")
     return render(request, "home.html")
 
 

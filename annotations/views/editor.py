@@ -1,0 +1,288 @@
+"""The annotator's pages: their batches, the editor, and the diff of a finished edit.
+
+The editor is the annotator's own: only the assignee opens it (everyone else gets a
+404, or for admins and researchers, who read everything and change nothing, the
+read-only diff page). Every text an item carries is rendered escaped; the page's
+configuration reaches the logger through json_script.
+"""
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, redirect, render
+
+from annotations.editing import PostEditClosed, editor_config, post_edit_open
+from annotations.models import Assignment, PostEdit
+from annotations.roles import can_read_all
+
+OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
+
+# Words, single punctuation marks and whitespace runs: joined back they give the text.
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def word_diff(original: str, edited: str) -> list[tuple[str, str]]:
+    """Word-level diff as (op, text) segments, op in equal/delete/insert.
+
+    A replaced run gives its deletion first, then its insertion. Joining the equal and
+    delete segments gives `original`; joining equal and insert gives `edited`.
+    """
+    a = _TOKEN.findall(original)
+    b = _TOKEN.findall(edited)
+    segments: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            _append(segments, "equal", "".join(a[i1:i2]))
+            continue
+        if op in ("delete", "replace"):
+            _append(segments, "delete", "".join(a[i1:i2]))
+        if op in ("insert", "replace"):
+            _append(segments, "insert", "".join(b[j1:j2]))
+    return segments
+
+
+def _append(segments: list[tuple[str, str]], op: str, text: str) -> None:
+    if segments and segments[-1][0] == op:
+        segments[-1] = (op, segments[-1][1] + text)
+    else:
+        segments.append((op, text))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
+    """The request user's own assignment, or 404: the editor is the assignee's alone."""
+    return get_object_or_404(
+        Assignment.objects.select_related("item__project", "item__batch"),
+        pk=assignment_id,
+        annotator=request.user,
+    )
+
+
+def _visible_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
+    """Own assignments for annotators; any for admins and researchers; else 404."""
+    return get_object_or_404(
+        Assignment.objects.visible_to(request.user).select_related("item__project", "item__batch", "annotator"),
+        pk=assignment_id,
+    )
+
+
+def _next_open(user, *, batch_id: int | None = None, exclude: int | None = None) -> Assignment | None:
+    queryset = Assignment.objects.open_for(user)
+    if batch_id is not None:
+        queryset = queryset.filter(item__batch_id=batch_id)
+    if exclude is not None:
+        queryset = queryset.exclude(pk=exclude)
+    return queryset.first()
+
+
+@dataclass
+class Reference:
+    title: str
+    text: str
+
+
+def _references(raw) -> list[Reference]:
+    """Reference documents as (title, text); strings, {title, text} objects or anything else."""
+    if raw in (None, "", [], {}):
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    references = []
+    for number, item in enumerate(items, start=1):
+        if isinstance(item, str):
+            references.append(Reference(f"Reference {number}", item))
+        elif isinstance(item, dict):
+            title = item.get("title") or item.get("name") or f"Reference {number}"
+            text = item.get("text") or item.get("content") or item.get("body")
+            if not isinstance(text, str):
+                text = json.dumps(item, ensure_ascii=False, indent=2)
+            references.append(Reference(str(title), text))
+        else:
+            references.append(Reference(f"Reference {number}", json.dumps(item, ensure_ascii=False, indent=2)))
+    return references
+
+
+# --------------------------------------------------------------------------- annotator home
+
+
+@dataclass
+class BatchProgress:
+    batch_id: int | None
+    name: str
+    project: str
+    total: int = 0
+    submitted: int = 0
+    skipped: int = 0
+    in_progress: int = 0
+    pending: int = 0
+    next_assignment_id: int | None = None
+    assignments: list[Assignment] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.submitted + self.skipped
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def _batch_progress(user) -> list[BatchProgress]:
+    rows = (
+        Assignment.objects.filter(annotator=user)
+        .values("item__batch_id", "item__batch__name", "item__project__name")
+        .annotate(
+            total=Count("id"),
+            submitted=Count("id", filter=Q(status=Assignment.SUBMITTED)),
+            skipped=Count("id", filter=Q(status=Assignment.SKIPPED)),
+            in_progress=Count("id", filter=Q(status=Assignment.IN_PROGRESS)),
+            pending=Count("id", filter=Q(status=Assignment.PENDING)),
+        )
+        .order_by("item__project__name", "item__batch_id")
+    )
+    batches = {
+        row["item__batch_id"]: BatchProgress(
+            batch_id=row["item__batch_id"],
+            name=row["item__batch__name"] or "(not in a batch)",
+            project=row["item__project__name"],
+            total=row["total"],
+            submitted=row["submitted"],
+            skipped=row["skipped"],
+            in_progress=row["in_progress"],
+            pending=row["pending"],
+        )
+        for row in rows
+    }
+    # The first open assignment of each batch, in batch order (one ordered scan of ids).
+    for assignment_id, batch_id in Assignment.objects.open_for(user).values_list("id", "item__batch_id"):
+        progress = batches.get(batch_id)
+        if progress is not None and progress.next_assignment_id is None:
+            progress.next_assignment_id = assignment_id
+    return list(batches.values())
+
+
+@login_required
+def annotator_home(request: HttpRequest) -> HttpResponse:
+    """The annotator's batches with progress; `?batch=<id>` lists one batch's items."""
+    batches = _batch_progress(request.user)
+    expanded = None
+    batch_param = request.GET.get("batch")
+    if batch_param:
+        if not batch_param.isdigit():
+            raise Http404("batch: expected a number")
+        expanded = next((b for b in batches if b.batch_id == int(batch_param)), None)
+        if expanded is None:
+            raise Http404("No such batch among your assignments.")
+        expanded.assignments = list(
+            Assignment.objects.filter(annotator=request.user, item__batch_id=expanded.batch_id).select_related("item")
+        )
+        if request.htmx:
+            return render(request, "annotations/partials/batch_items.html", {"batch": expanded})
+    next_assignment = _next_open(request.user)
+    return render(
+        request,
+        "annotations/annotator_home.html",
+        {"batches": batches, "expanded": expanded, "next_assignment": next_assignment},
+    )
+
+
+# --------------------------------------------------------------------------- editor
+
+
+@login_required
+def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """The post-editing page of one of the user's own open assignments."""
+    try:
+        assignment = _own_assignment(request, assignment_id)
+    except Http404:
+        # Admins and researchers read any edit, but the editor would change it: diff instead.
+        if can_read_all(request.user):
+            return redirect("editor_diff", assignment_id=_visible_assignment(request, assignment_id).pk)
+        raise
+    if not assignment.is_open:
+        return redirect("editor_diff", assignment_id=assignment.pk)
+    try:
+        post_edit, visit = post_edit_open(assignment=assignment, user=request.user)
+    except PostEditClosed:  # submitted or skipped meanwhile (another tab)
+        return redirect("editor_diff", assignment_id=assignment.pk)
+    config = {
+        **editor_config(post_edit=post_edit, visit=visit, csrf_token=get_token(request)),
+        # The logger sizes its batches to what the server accepts.
+        "max_batch_events": settings.EDITLAB_EVENTS_MAX_PER_BATCH,
+        "max_batch_bytes": settings.EDITLAB_EVENTS_MAX_BYTES,
+    }
+    item = assignment.item
+    total = Assignment.objects.filter(annotator=request.user, item__batch_id=item.batch_id).count()
+    position = Assignment.objects.filter(
+        annotator=request.user, item__batch_id=item.batch_id, status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]
+    ).count()
+    previous = (
+        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED)
+        .exclude(finished__isnull=True)
+        .order_by("-finished")
+        .first()
+    )
+    response = render(
+        request,
+        "annotations/editor.html",
+        {
+            "assignment": assignment,
+            "item": item,
+            "project": item.project,
+            "post_edit": post_edit,
+            "references": _references(item.references),
+            "config": config,
+            "done": position,
+            "total": total,
+            "previous": previous,
+        },
+    )
+    # Cross-origin isolation: nothing here is loaded from elsewhere, and it gives the
+    # logger a 5 µs clock (100 µs otherwise) for timestamps and its self-measurement.
+    response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
+    response.headers["Cross-Origin-Embedder-Policy"] = "require-corp"
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+# --------------------------------------------------------------------------- diff page
+
+
+@login_required
+def diff(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Original vs post-edit (or the current draft), word by word; read-only for everyone."""
+    assignment = _visible_assignment(request, assignment_id)
+    post_edit = PostEdit.objects.filter(assignment=assignment).first()
+    original = assignment.item.model_output
+    submitted = assignment.status == Assignment.SUBMITTED
+    if post_edit is None:
+        edited = original
+    else:
+        edited = post_edit.text if submitted else post_edit.draft_text
+    context = {
+        "assignment": assignment,
+        "item": assignment.item,
+        "post_edit": post_edit,
+        "submitted": submitted,
+        "original": original,
+        "edited": edited,
+        "segments": word_diff(original, edited),
+        "own": assignment.annotator_id == request.user.pk,
+        "next_assignment": _next_open(request.user) if assignment.annotator_id == request.user.pk else None,
+    }
+    if request.htmx:
+        return render(request, "annotations/partials/diff_body.html", context)
+    return render(request, "annotations/diff.html", context)
+
