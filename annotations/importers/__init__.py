@@ -15,7 +15,7 @@ from pathlib import Path
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from annotations.importers import editeval, pet
+from annotations.importers import editeval, natinst, pet, table
 from annotations.importers.base import ImportDataError, InputFile, Plan, check_size
 from annotations.importers.store import ImportReport, plan_store
 from annotations.models import Project
@@ -24,6 +24,8 @@ __all__ = ["FORMATS", "ImportDataError", "ImportReport", "InputFile", "import_it
 
 FORMATS = {
     "editeval": "EditEval JSONL (id, title, input, edits, tasks, retrieved_documents, meta)",
+    "natinst": "Super-NaturalInstructions task file (JSON)",
+    "table": "Table: CSV, TSV or JSONL with a column mapping",
     "pet": "Finished PET study: a header file and one file per post-editor",
 }
 
@@ -98,7 +100,11 @@ def _parse(fmt: str, files: list[InputFile], *, mapping: dict[str, str] | None, 
         return pet.parse(files, annotator_prefix=annotator_prefix)
     if len(files) != 1:
         raise ImportDataError(f"the {fmt} format reads exactly one file, got {len(files)}", file=files[0].name)
-    return editeval.parse(files[0])
+    if fmt == "editeval":
+        return editeval.parse(files[0])
+    if fmt == "natinst":
+        return natinst.parse(files[0])
+    return table.parse(files[0], mapping=mapping or {})
 
 
 def _lock_project(name: str, create: bool, report: ImportReport, file: str) -> Project:

@@ -8,6 +8,9 @@ the database; `annotations.importers.store.plan_store` writes a plan atomically.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +103,22 @@ class InputFile:
         return decode(self.name, self.data)
 
 
+def json_lines(file: InputFile):
+    """(line number, object) for every non-blank line; anything else names its line."""
+    for line_no, line in enumerate(file.text().split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportDataError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=line_no
+            ) from None
+        if not isinstance(record, dict):
+            raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
+        yield line_no, record
+
+
 def check_size(name: str, size: int) -> None:
     limit = settings.EDITLAB_IMPORT_MAX_BYTES
     if size > limit:
@@ -154,6 +173,19 @@ def require_str_list(value: Any, *, file: str, line: int, field: str) -> list[st
     return value
 
 
+def scalar(text: str) -> Any:
+    """Numbers as numbers (finite ones: JSON has no NaN), everything else as text."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
+
+
 def json_type(value: Any) -> str:
     return {
         type(None): "null",
@@ -164,3 +196,48 @@ def json_type(value: Any) -> str:
         list: "a list",
         dict: "an object",
     }.get(type(value), type(value).__name__)
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def array_lines(text: str, key: str) -> list[int]:
+    """The line of each element of the top-level array `key` in a valid JSON object.
+
+    json.loads keeps no positions; messages about the n-th instance still need its line.
+    """
+    decoder = json.JSONDecoder()
+    lines: list[int] = []
+    pos = _WS.match(text, 0).end()
+    if text[pos : pos + 1] != "{":
+        return lines
+    pos += 1
+    while True:
+        pos = _WS.match(text, pos).end()
+        if text[pos : pos + 1] in ("}", ""):
+            return lines
+        name, pos = decoder.raw_decode(text, pos)
+        pos = _WS.match(text, _WS.match(text, pos).end() + 1).end()  # past ':'
+        if name == key and text[pos : pos + 1] == "[":
+            lines, pos = _element_lines(text, pos + 1, decoder)
+        else:
+            _, pos = decoder.raw_decode(text, pos)
+        pos = _WS.match(text, pos).end()
+        if text[pos : pos + 1] == ",":
+            pos += 1
+
+
+def _element_lines(text: str, pos: int, decoder: json.JSONDecoder) -> tuple[list[int], int]:
+    lines: list[int] = []
+    line, counted = 1, 0
+    while True:
+        pos = _WS.match(text, pos).end()
+        if text[pos : pos + 1] in ("]", ""):
+            return lines, pos + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = decoder.raw_decode(text, pos)
+        pos = _WS.match(text, pos).end()
+        if text[pos : pos + 1] == ",":
+            pos += 1

@@ -7,7 +7,6 @@ targets, may be empty), `tasks` (a task name, or a list of them). Optional: `tit
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from annotations.importers.base import (
@@ -16,6 +15,7 @@ from annotations.importers.base import (
     ItemRow,
     Origin,
     Plan,
+    json_lines,
     json_type,
     require_str,
     require_str_list,
@@ -31,22 +31,6 @@ def parse(file: InputFile) -> Plan:
     if not plan.items:
         raise ImportDataError("no examples in the file", file=file.name)
     return plan
-
-
-def json_lines(file: InputFile):
-    """(line number, object) for every non-blank line; anything else names its line."""
-    for line_no, line in enumerate(file.text().split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportDataError(
-                f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=line_no
-            ) from None
-        if not isinstance(record, dict):
-            raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
-        yield line_no, record
 
 
 def _item(record: dict[str, Any], origin: Origin) -> ItemRow:

@@ -11,9 +11,6 @@ two distinct segments share an identical S and MT. Without them a segment is its
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 from annotations.importers.base import (
     ImportDataError,
     InputFile,
@@ -22,6 +19,7 @@ from annotations.importers.base import (
     Plan,
     PostEditRow,
     content_id,
+    scalar,
 )
 
 HEADER_FILE = "header"
@@ -124,7 +122,7 @@ def _item(fields: dict[str, str], origin: Origin) -> ItemRow:
         source=source,
         model_output=mt,
         references=[reference] if reference else [],
-        meta={name: _value(fields[name]) for name in ITEM_META if name in fields},
+        meta={name: scalar(fields[name]) for name in ITEM_META if name in fields},
         origin=origin,
     )
 
@@ -153,7 +151,7 @@ def _post_edit(fields: dict[str, str], external_id: str, annotator: str, origin:
         annotator=annotator,
         text=fields["PE"],
         effort={k: v for k, v in effort.items() if v is not None},
-        extra={name: _value(value) for name, value in fields.items() if name not in STORED},
+        extra={name: scalar(value) for name, value in fields.items() if name not in STORED},
         origin=origin,
     )
 
@@ -171,16 +169,3 @@ def _count(value: str, origin: Origin, column: str) -> int | None:
     if number < 0:
         raise ImportDataError(f"{number} is negative", file=origin.file, line=origin.line, field=column)
     return number
-
-
-def _value(text: str) -> Any:
-    """Numbers as numbers (finite ones: JSON has no NaN), everything else as text."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return number if math.isfinite(number) else text

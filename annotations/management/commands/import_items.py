@@ -8,11 +8,11 @@ from annotations.importers import FORMATS, ImportDataError, import_items
 
 
 def parse_mapping(text: str) -> dict[str, str]:
-    """'model_output=mt_text,source=src_text' -> {'model_output': 'mt_text', 'source': 'src_text'}"""
+    """'model_output=mt_text,edited=' -> {'model_output': 'mt_text', 'edited': ''} ('' = not mapped)"""
     mapping: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         target, sep, column = part.partition("=")
-        if not sep or not target.strip() or not column.strip():
+        if not sep or not target.strip():
             raise CommandError(f"--map: {part!r} is not TARGET=COLUMN (e.g. model_output=mt_text)")
         mapping[target.strip()] = column.strip()
     return mapping
@@ -29,7 +29,7 @@ class Command(BaseCommand):
             "--map",
             default="",
             help="table only: TARGET=COLUMN pairs, comma-separated, e.g. model_output=mt_text,source=src_text. "
-            "Columns already named like a target need no entry.",
+            "Columns already named like a target need no entry; TARGET= (no column) leaves a target unmapped.",
         )
         parser.add_argument(
             "--create-project", action="store_true", help="Create the project if it does not exist (else an error)."
