@@ -71,10 +71,25 @@ class ComputeError(ValueError):
 
 
 @dataclass
+class Coverage:
+    """How many post-edits of a selection have an up-to-date value of one metric in one variant."""
+
+    up_to_date: int = 0
+    stale: int = 0  # stored, but the texts or the metric's version changed since
+    missing: int = 0
+    not_applicable: int = 0  # no references (with_references) or no gold edits (gold-based)
+
+    @property
+    def to_compute(self) -> int:
+        return self.stale + self.missing
+
+
+@dataclass
 class _Plan:
     # (variant, metric names) -> post-edit ids needing those metrics in that variant
     groups: dict[tuple[str, tuple[str, ...]], array] = field(default_factory=lambda: defaultdict(lambda: array("q")))
     stale_inapplicable: list[int] = field(default_factory=list)
+    coverage: dict[tuple[str, str], Coverage] = field(default_factory=lambda: defaultdict(Coverage))
 
     @property
     def total(self) -> int:
@@ -176,15 +191,21 @@ def _plan(
                 for name in metric_names:
                     key = (row.id, name, variant)
                     if not _applies(name, variant, row):
+                        plan.coverage[(name, variant)].not_applicable += 1
                         report.skipped += 1
                         if key in stored:
                             plan.stale_inapplicable.append(stored[key][0])
                         continue
                     current = stored.get(key)
-                    if current is not None and current[1:] == (versions[name], hashes[needs_gold[name]]):
-                        report.up_to_date += 1
-                    else:
+                    if current is None:
+                        plan.coverage[(name, variant)].missing += 1
                         todo.append(name)
+                    elif current[1:] != (versions[name], hashes[needs_gold[name]]):
+                        plan.coverage[(name, variant)].stale += 1
+                        todo.append(name)
+                    else:
+                        plan.coverage[(name, variant)].up_to_date += 1
+                        report.up_to_date += 1
                 if todo:
                     plan.groups[(variant, tuple(todo))].append(row.id)
     return plan
@@ -318,6 +339,18 @@ class _Ticker:
     def _write(self, done: int) -> None:
         MetricJob.objects.filter(pk=self.job.pk).update(done=done)
         self.last_write = time.monotonic()
+
+
+def metric_coverage(
+    *, project: Project, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
+) -> tuple[int, dict[tuple[str, str], Coverage]]:
+    """(post-edit count, coverage per (metric, variant)) of the project's submitted post-edits; reads only."""
+    metric_names = resolve_metrics(metrics)
+    variant_names = resolve_variants(variants)
+    report = ComputeReport(metrics=metric_names, variants=variant_names)
+    plan = _plan(post_edit_queryset(project=project), metric_names, variant_names, report)
+    coverage = {(m, v): plan.coverage.get((m, v), Coverage()) for m in metric_names for v in variant_names}
+    return report.post_edits, coverage
 
 
 # Jobs -----------------------------------------------------------------------------------

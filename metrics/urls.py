@@ -1,3 +1,13 @@
 from django.urls import path
 
-urlpatterns: list = []
+from metrics.views import jobs
+
+urlpatterns: list = [
+    # Metric values, jobs and exports (metrics/views/jobs.py): researchers and admins.
+    path("research/metrics/", jobs.project_list, name="metrics-projects"),
+    path("research/<int:project_id>/metrics/", jobs.project_metrics, name="metrics-project"),
+    path("research/<int:project_id>/metrics/compute/", jobs.compute, name="metrics-compute"),
+    path("research/<int:project_id>/metrics/jobs/<int:job_id>/", jobs.job_page, name="metrics-job"),
+    path("research/<int:project_id>/metrics/jobs/<int:job_id>/retry/", jobs.job_retry, name="metrics-job-retry"),
+    path("research/<int:project_id>/metrics/export/", jobs.export_download, name="metrics-export"),
+]

@@ -1,0 +1,1 @@
+"""Researcher pages of the metrics app: jobs.py (values, computing, exports); report.py (analysis)."""

@@ -1,0 +1,140 @@
+"""Researcher pages: metric coverage, computing values as a background job, exports.
+
+Admins and researchers use these pages; anonymous users go to the login page and
+annotators get 403. Researchers change nothing in the annotation data, but computing
+metric values (derived, recomputable data) is their job, so they may start and retry
+jobs here.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotations.models import Assignment, Project
+from annotations.roles import can_read_all
+from metrics import text as engine
+from metrics.dataset import VARIANTS
+from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format
+from metrics.models import MetricJob
+from metrics.services import ComputeError, metric_coverage, metric_job_create, metric_job_retry
+
+RECENT_JOBS = 10
+
+
+def _require_researcher(request: HttpRequest) -> None:
+    if not can_read_all(request.user):
+        raise PermissionDenied("Only researchers and admins may see metric values and compute them.")
+
+
+def _project(request: HttpRequest, project_id: int) -> Project:
+    _require_researcher(request)
+    return get_object_or_404(Project, pk=project_id)
+
+
+def _job(request: HttpRequest, project_id: int, job_id: int) -> MetricJob:
+    project = _project(request, project_id)
+    return get_object_or_404(MetricJob.objects.select_related("project", "created_by"), pk=job_id, project=project)
+
+
+def _metric_choices() -> list[dict]:
+    return [
+        {
+            "name": metric.name,
+            "family": metric.family,
+            "direction": metric.direction,
+            "available": metric.available(),
+            "reason": metric.unavailable_reason() or "",
+            "in_suite": metric.name in engine.EFFORT_SUITE,
+        }
+        for metric in engine.METRICS.values()
+    ]
+
+
+@login_required
+@require_GET
+def project_list(request: HttpRequest) -> HttpResponse:
+    _require_researcher(request)
+    projects = Project.objects.annotate(
+        submitted=Count("items__assignments", filter=Q(items__assignments__status=Assignment.SUBMITTED))
+    ).order_by("name")
+    return render(request, "metrics/projects.html", {"projects": projects})
+
+
+@login_required
+@require_GET
+def project_metrics(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    post_edits, coverage = metric_coverage(project=project)
+    rows = [
+        {"metric": name, "cells": [coverage[(name, variant)] for variant in VARIANTS]}
+        for name in dict.fromkeys(name for name, _ in coverage)
+    ]
+    return render(
+        request,
+        "metrics/project_metrics.html",
+        {
+            "project": project,
+            "post_edits": post_edits,
+            "variants": VARIANTS,
+            "rows": rows,
+            "metrics": _metric_choices(),
+            "jobs": project.metric_jobs.select_related("created_by")[:RECENT_JOBS],
+            "formats": ["csv", "jsonl", "parquet"],
+        },
+    )
+
+
+@login_required
+@require_POST
+def compute(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    metrics = request.POST.getlist("metrics")
+    variants = request.POST.getlist("variants") or list(VARIANTS)
+    try:
+        job = metric_job_create(project=project, user=request.user, metrics=metrics or None, variants=variants)
+    except ComputeError as exc:
+        messages.error(request, str(exc))
+        return redirect("metrics-project", project_id=project.pk)
+    # With the in-process backend the job has already finished here; the job page shows either state.
+    return redirect("metrics-job", project_id=project.pk, job_id=job.pk)
+
+
+@login_required
+@require_GET
+def job_page(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
+    job = _job(request, project_id, job_id)
+    context = {"project": job.project, "job": job}
+    if request.htmx:
+        return render(request, "metrics/partials/job_progress.html", context)
+    return render(request, "metrics/job.html", context)
+
+
+@login_required
+@require_POST
+def job_retry(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
+    job = _job(request, project_id, job_id)
+    try:
+        metric_job_retry(job=job)
+    except ComputeError as exc:
+        messages.error(request, str(exc))
+    return redirect("metrics-job", project_id=job.project_id, job_id=job.pk)
+
+
+@login_required
+@require_GET
+def export_download(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    fmt = request.GET.get("format", "csv")
+    try:
+        export_format = get_format(fmt)
+    except ExportError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(
+        export_stream(export_spec(project=project), fmt), content_type=export_format.content_type
+    )
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
+    return response

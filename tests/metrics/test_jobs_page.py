@@ -1,0 +1,162 @@
+import csv
+import io
+
+import pytest
+from django.http import StreamingHttpResponse
+from django.urls import reverse
+
+from metrics import text as engine
+from metrics.models import MetricJob, MetricValue
+from tests.factories import ProjectFactory, SubmittedPostEditFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def project(annotator):
+    project = ProjectFactory(name="study")
+    for n, text in enumerate(["This is a test.", "This is the test."]):
+        SubmittedPostEditFactory(
+            assignment__item__project=project,
+            assignment__item__external_id=f"s{n}",
+            assignment__annotator=annotator,
+            text=text,
+        )
+    return project
+
+
+@pytest.fixture
+def failed_job(project, researcher):
+    return MetricJob.objects.create(
+        project=project,
+        metrics=["levenshtein"],
+        variants=["plain"],
+        status=MetricJob.FAILED,
+        total=2,
+        done=0,
+        error="RuntimeError: scorer crashed",
+        created_by=researcher,
+    )
+
+
+def pages(project, job) -> list[str]:
+    return [
+        reverse("metrics-projects"),
+        reverse("metrics-project", kwargs={"project_id": project.pk}),
+        reverse("metrics-job", kwargs={"project_id": project.pk, "job_id": job.pk}),
+        reverse("metrics-export", kwargs={"project_id": project.pk}) + "?format=csv",
+    ]
+
+
+def test_anonymous_users_are_sent_to_the_login_page(client, project, failed_job):
+    for url in pages(project, failed_job):
+        response = client.get(url)
+        assert response.status_code == 302 and response.url.startswith("/login/"), url
+    response = client.post(reverse("metrics-compute", kwargs={"project_id": project.pk}))
+    assert response.status_code == 302 and response.url.startswith("/login/")
+
+
+def test_annotators_are_refused_every_page_and_action(annotator_client, other_annotator_client, project, failed_job):
+    for client in (annotator_client, other_annotator_client):
+        for url in pages(project, failed_job):
+            assert client.get(url).status_code == 403, url
+        assert client.post(reverse("metrics-compute", kwargs={"project_id": project.pk})).status_code == 403
+        retry = reverse("metrics-job-retry", kwargs={"project_id": project.pk, "job_id": failed_job.pk})
+        assert client.post(retry).status_code == 403
+    assert MetricJob.objects.count() == 1 and not MetricValue.objects.exists()
+
+
+@pytest.mark.parametrize("who", ["researcher_client", "admin_client"])
+def test_researchers_and_admins_see_every_page(request, who, project, failed_job):
+    client = request.getfixturevalue(who)
+    for url in pages(project, failed_job):
+        assert client.get(url).status_code == 200, url
+
+
+def test_the_project_page_shows_coverage_per_metric_and_variant(researcher_client, project):
+    post_edit = project.items.get(external_id="s0").assignments.get().post_edit
+    MetricValue.objects.create(
+        post_edit=post_edit, metric="levenshtein", variant="plain", value=3.0, metric_version="1", input_hash="old"
+    )
+    response = researcher_client.get(reverse("metrics-project", kwargs={"project_id": project.pk}))
+    rows = {row["metric"]: row["cells"] for row in response.context["rows"]}
+    plain, with_refs = rows["levenshtein"]
+    assert (plain.up_to_date, plain.stale, plain.missing, plain.not_applicable) == (0, 1, 1, 0)
+    assert (with_refs.up_to_date, with_refs.missing, with_refs.not_applicable) == (0, 0, 2)
+    assert response.context["post_edits"] == 2
+    assert set(engine.EFFORT_SUITE) <= set(rows)
+    assert b"Compute</button>" in response.content
+
+
+@pytest.mark.parametrize("who", ["researcher_client", "admin_client"])
+def test_computing_redirects_to_the_finished_job(request, who, project):
+    client = request.getfixturevalue(who)
+    response = client.post(
+        reverse("metrics-compute", kwargs={"project_id": project.pk}),
+        {"metrics": ["levenshtein", "compression"], "variants": ["plain"]},
+    )
+    job = MetricJob.objects.get()
+    assert response.status_code == 302
+    assert response.url == reverse("metrics-job", kwargs={"project_id": project.pk, "job_id": job.pk})
+    assert (job.status, job.total, job.done, job.metrics, job.variants) == (
+        MetricJob.DONE, 4, 4, ["levenshtein", "compression"], ["plain"],
+    )
+    assert sorted(MetricValue.objects.filter(metric="levenshtein").values_list("value", flat=True)) == [3.0, 6.0]  # "are"->"is"; and "a"->"the"
+    page = client.get(response.url)
+    assert b"<strong>done</strong>" in page.content and b"4 of 4 values computed" in page.content
+    assert b'hx-trigger="every 1s"' not in page.content
+
+
+def test_an_unknown_metric_is_refused_with_a_message(researcher_client, project):
+    url = reverse("metrics-compute", kwargs={"project_id": project.pk})
+    response = researcher_client.post(url, {"metrics": ["nope"]}, follow=True)
+    assert b"unknown metric(s): nope" in response.content
+    assert not MetricJob.objects.exists()
+
+
+def test_a_running_job_polls_its_progress_partial(researcher_client, project, researcher):
+    job = MetricJob.objects.create(project=project, status=MetricJob.RUNNING, total=10, done=4, variants=["plain"])
+    url = reverse("metrics-job", kwargs={"project_id": project.pk, "job_id": job.pk})
+    partial = researcher_client.get(url, headers={"HX-Request": "true"})
+    content = partial.content.decode()
+    assert content.lstrip().startswith('<section id="job-progress"')
+    assert "<html" not in content
+    assert f'hx-get="{url}" hx-trigger="every 1s"' in content
+    assert f'href="{url}"' in content
+    assert '<progress value="4" max="10">' in content
+
+
+def test_a_failed_job_shows_its_error_and_a_retry_finishes_it(researcher_client, project, failed_job):
+    url = reverse("metrics-job", kwargs={"project_id": project.pk, "job_id": failed_job.pk})
+    page = researcher_client.get(url).content.decode()
+    assert "The job failed: <code>RuntimeError: scorer crashed</code>" in page
+    retry = reverse("metrics-job-retry", kwargs={"project_id": project.pk, "job_id": failed_job.pk})
+    assert f'action="{retry}"' in page
+
+    response = researcher_client.post(retry)
+
+    assert response.status_code == 302 and response.url == url
+    failed_job.refresh_from_db()
+    assert (failed_job.status, failed_job.error, failed_job.done) == (MetricJob.DONE, "", 2)
+    assert MetricValue.objects.filter(metric="levenshtein", variant="plain").count() == 2
+
+
+def test_a_job_of_another_project_is_not_found(researcher_client, failed_job):
+    other = ProjectFactory()
+    url = reverse("metrics-job", kwargs={"project_id": other.pk, "job_id": failed_job.pk})
+    assert researcher_client.get(url).status_code == 404
+
+
+def test_the_export_streams_a_download(researcher_client, project):
+    url = reverse("metrics-export", kwargs={"project_id": project.pk})
+    response = researcher_client.get(url + "?format=csv")
+    assert isinstance(response, StreamingHttpResponse)
+    assert response["Content-Disposition"] == 'attachment; filename="study-post-edits.csv"'
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [(r["external_id"], r["annotator"], r["edited"]) for r in rows] == [
+        ("s0", "anna", "This is a test."),
+        ("s1", "anna", "This is the test."),
+    ]
+    bad = researcher_client.get(url + "?format=xls")
+    assert bad.status_code == 400
+    assert bad.content.decode() == "unknown export format 'xls': choose one of csv, jsonl, parquet"
