@@ -15,6 +15,12 @@ from tests.factories import PASSWORD, UserFactory
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    # PBKDF2 costs ~0.3 s per user on this machine; tests create and log in many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

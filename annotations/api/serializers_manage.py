@@ -1,0 +1,260 @@
+"""Input and output serializers of the issue-3 API (views_manage.py). They only
+describe and check shapes; the services do the work."""
+
+from rest_framework import serializers
+
+from annotations.models import Assignment, Batch, Item, Project
+from annotations.roles import ROLES
+from annotations.templatetags.editlab import render_markdown
+
+MAX_ITEMS_PER_REQUEST = 5000
+
+
+# --------------------------------------------------------------------------- projects
+
+
+class ProjectOutputSerializer(serializers.ModelSerializer):
+    guidelines_html = serializers.SerializerMethodField(help_text="The guidelines rendered as sanitized HTML.")
+    item_count = serializers.IntegerField(read_only=True)
+    batch_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Project
+        fields = [
+            "id",
+            "name",
+            "guidelines",
+            "guidelines_html",
+            "task_type",
+            "instructions",
+            "instruction_seed",
+            "idle_threshold_s",
+            "overlap",
+            "meta",
+            "item_count",
+            "batch_count",
+            "created",
+        ]
+
+    def get_guidelines_html(self, project: Project) -> str:
+        return str(render_markdown(project.guidelines))
+
+
+class ProjectCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    task_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    instructions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    instructions_file = serializers.JSONField(
+        required=False,
+        help_text='Instead of `instructions`: the content of an instructions file, e.g. '
+        '{"instructions": {"fluency": ["Fix grammar errors", ...]}}; `task_type` picks the list.',
+    )
+    idle_threshold_s = serializers.FloatField(required=False, default=30.0, min_value=0.001)
+    overlap = serializers.IntegerField(required=False, default=1, min_value=1)
+
+
+class ProjectUpdateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    guidelines = serializers.CharField(required=False, allow_blank=True)
+    task_type = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    instructions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    instructions_file = serializers.JSONField(required=False)
+    idle_threshold_s = serializers.FloatField(required=False, min_value=0.001)
+    overlap = serializers.IntegerField(required=False, min_value=1)
+
+
+# --------------------------------------------------------------------------- items
+
+
+class ItemOutputSerializer(serializers.ModelSerializer):
+    batch = serializers.CharField(source="batch.name", default=None, read_only=True)
+    effective_instruction = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Item
+        fields = [
+            "id",
+            "external_id",
+            "source",
+            "model_output",
+            "instruction",
+            "drawn_instruction",
+            "effective_instruction",
+            "references",
+            "gold_edits",
+            "task_type",
+            "meta",
+            "position",
+            "batch",
+            "batch_position",
+        ]
+
+
+class ItemInputSerializer(serializers.Serializer):
+    external_id = serializers.CharField(max_length=255)
+    model_output = serializers.CharField(trim_whitespace=False)
+    source = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    instruction = serializers.CharField(required=False, allow_blank=True, default="")
+    references = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+                                       required=False, default=list)
+    gold_edits = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+                                       required=False, default=list)
+    task_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
+    meta = serializers.DictField(required=False, default=dict)
+
+
+class ItemBulkCreateInputSerializer(serializers.Serializer):
+    items = ItemInputSerializer(many=True, allow_empty=False, max_length=MAX_ITEMS_PER_REQUEST)
+
+
+class ItemBulkCreateOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField(help_text="New items.")
+    skipped = serializers.IntegerField(help_text="Items already in the project with the same id and text.")
+    items = ItemOutputSerializer(many=True)
+
+
+# --------------------------------------------------------------------------- batches
+
+
+class BatchOutputSerializer(serializers.ModelSerializer):
+    item_count = serializers.IntegerField(read_only=True)
+    annotators = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                       help_text="Usernames holding assignments in the batch.")
+
+    class Meta:
+        model = Batch
+        fields = ["id", "name", "item_count", "annotators", "created"]
+
+
+class BatchMakeInputSerializer(serializers.Serializer):
+    size = serializers.IntegerField(min_value=1)
+    shuffle_seed = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                            help_text="Absent or null: import order.")
+
+
+class BatchMakeOutputSerializer(serializers.Serializer):
+    batches = BatchOutputSerializer(many=True)
+
+
+class BatchAssignInputSerializer(serializers.Serializer):
+    annotators = serializers.ListField(child=serializers.CharField(), allow_empty=False,
+                                       help_text="Usernames of active annotators.")
+    overlap = serializers.IntegerField(min_value=1, required=False,
+                                       help_text="Annotators per item; default: the project's overlap.")
+    batches = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text="Batch names; default: every batch of the project.")
+
+
+class BatchAssignOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    batches = serializers.IntegerField(help_text="Batches that received new assignments.")
+    skipped_full_items = serializers.IntegerField(help_text="Items that already had `overlap` annotators.")
+    per_annotator = serializers.DictField(child=serializers.IntegerField(), help_text="New assignments per username.")
+
+
+# --------------------------------------------------------------------------- assignments
+
+
+class AssignmentItemSerializer(serializers.ModelSerializer):
+    effective_instruction = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Item
+        fields = ["id", "external_id", "source", "model_output", "effective_instruction", "references", "task_type"]
+
+
+class AssignmentOutputSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.username")
+    project = serializers.IntegerField(source="item.project_id")
+    project_name = serializers.CharField(source="item.project.name")
+    batch = serializers.CharField(source="item.batch.name", default=None)
+    batch_position = serializers.IntegerField(source="item.batch_position", allow_null=True)
+    item = AssignmentItemSerializer()
+    post_edit = serializers.SerializerMethodField(help_text="The post-edit's id once the editor has opened it.")
+
+    class Meta:
+        model = Assignment
+        fields = [
+            "id",
+            "annotator",
+            "status",
+            "project",
+            "project_name",
+            "batch",
+            "batch_position",
+            "item",
+            "post_edit",
+            "created",
+            "started",
+            "finished",
+        ]
+
+    def get_post_edit(self, assignment: Assignment) -> int | None:
+        post_edit = getattr(assignment, "post_edit", None)
+        return post_edit.pk if post_edit is not None else None
+
+
+class AssignmentMoveInputSerializer(serializers.Serializer):
+    ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, help_text="Assignment ids.")
+    force = serializers.BooleanField(default=False, help_text="Also in-progress work (discards its draft).")
+
+
+class AssignmentReassignInputSerializer(AssignmentMoveInputSerializer):
+    to = serializers.CharField(help_text="Username of the annotator who takes the assignments.")
+
+
+class AssignmentMoveOutputSerializer(serializers.Serializer):
+    withdrawn = serializers.IntegerField()
+    reassigned = serializers.IntegerField()
+    kept_submitted = serializers.IntegerField(help_text="Submitted or skipped: never touched.")
+    kept_in_progress = serializers.IntegerField(help_text="In progress, kept because force was not set.")
+    skipped_already_assigned = serializers.IntegerField(help_text="The target already had these items.")
+    not_found = serializers.ListField(child=serializers.IntegerField())
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class ProgressRowSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    submitted = serializers.IntegerField()
+    in_progress = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    total = serializers.IntegerField()
+    median_active_ms = serializers.FloatField(allow_null=True)
+    last_activity = serializers.DateTimeField(allow_null=True)
+
+
+class ProjectProgressOutputSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    unbatched_items = serializers.IntegerField()
+    unassigned_items = serializers.IntegerField()
+    total = ProgressRowSerializer()
+    by_annotator = ProgressRowSerializer(many=True)
+    by_batch = ProgressRowSerializer(many=True)
+
+
+# --------------------------------------------------------------------------- users
+
+
+class UserOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    role = serializers.CharField(allow_null=True)
+    is_active = serializers.BooleanField()
+    is_staff = serializers.BooleanField()
+    last_login = serializers.DateTimeField(allow_null=True)
+
+
+class UserAddInputSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=ROLES)
+    password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"},
+                                     help_text="Required for a new user; changes an existing user's password.")
+    email = serializers.EmailField(required=False)
+
+
+class UserRoleInputSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=ROLES)

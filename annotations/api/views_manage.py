@@ -1,0 +1,424 @@
+"""The issue-3 API: projects, items, batches, assignment, progress, users' roles.
+
+One view per operation; explicit input/output serializers; the services do the work.
+Permissions (annotations/api/permissions.py): admins everything; researchers read
+everything and change nothing (403); annotators read their own assignments and the
+projects they work in (anything else 404, or 403 for admin-only lists); anonymous 403.
+"""
+
+import json
+from contextlib import contextmanager
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations import services
+from annotations.api import serializers_manage as s
+from annotations.api.permissions import HasRole, IsAdminOrResearcher, IsAdminRole
+from annotations.models import Assignment, Batch, Item, Project
+from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER, can_read_all
+
+User = get_user_model()
+
+TAG_PROJECTS = ["projects"]
+TAG_ASSIGNMENTS = ["assignments"]
+TAG_USERS = ["users"]
+
+
+@contextmanager
+def service_errors():
+    """A ServiceError becomes a 400 whose message names the field."""
+    try:
+        yield
+    except services.ServiceError as exc:
+        raise ValidationError({"detail": str(exc)}) from None
+
+
+def visible_projects(user) -> QuerySet:
+    """All projects for admins and researchers; for an annotator, the projects they have work in."""
+    projects = Project.objects.annotate(
+        item_count=Count("items", distinct=True), batch_count=Count("batches", distinct=True)
+    )
+    if can_read_all(user):
+        return projects
+    ids = Assignment.objects.filter(annotator=user).values("item__project_id")
+    return projects.filter(pk__in=ids)
+
+
+def _project_for(request: Request, pk: int) -> Project:
+    return get_object_or_404(visible_projects(request.user), pk=pk)
+
+
+# --------------------------------------------------------------------------- projects
+
+
+@extend_schema(tags=TAG_PROJECTS, summary="List projects (annotators: the projects they have work in)")
+class ProjectListApi(generics.ListAPIView):
+    permission_classes = [IsAuthenticated, HasRole]
+    serializer_class = s.ProjectOutputSerializer
+
+    def get_queryset(self) -> QuerySet:
+        return visible_projects(self.request.user).order_by("name")
+
+
+class ProjectDetailApi(APIView):
+    permission_classes = [IsAuthenticated, HasRole]
+
+    @extend_schema(tags=TAG_PROJECTS, summary="One project", responses=s.ProjectOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
+
+
+class ProjectCreateApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Create a project (admins)",
+        request=s.ProjectCreateInputSerializer,
+        responses={201: s.ProjectOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        data = _project_fields(request.data, s.ProjectCreateInputSerializer)
+        with service_errors():
+            project = services.project_create(**data)
+        return Response(s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectUpdateApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Change a project's settings (admins); absent fields are kept",
+        request=s.ProjectUpdateInputSerializer,
+        responses=s.ProjectOutputSerializer,
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        project = _project_for(request, pk)
+        data = _project_fields(request.data, s.ProjectUpdateInputSerializer)
+        with service_errors():
+            services.project_update(project=project, **data)
+        return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
+
+
+def _project_fields(payload, serializer_class) -> dict:
+    serializer = serializer_class(data=payload)
+    serializer.is_valid(raise_exception=True)
+    data = dict(serializer.validated_data)
+    if "instructions_file" in data:
+        data["instructions_file"] = json.dumps(data["instructions_file"])
+        data["instructions_filename"] = "instructions_file"
+    return data
+
+
+class ProjectProgressApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Progress per annotator and per batch (admins, researchers)",
+        responses=s.ProjectProgressOutputSerializer,
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        return Response(s.ProjectProgressOutputSerializer(services.project_progress(project=project)).data)
+
+
+# --------------------------------------------------------------------------- items
+
+
+@extend_schema(tags=TAG_PROJECTS, summary="List a project's items (admins, researchers)")
+class ItemListApi(generics.ListAPIView):
+    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+    serializer_class = s.ItemOutputSerializer
+
+    def get_queryset(self) -> QuerySet:
+        project = get_object_or_404(Project, pk=self.kwargs["pk"])
+        return Item.objects.filter(project=project).select_related("batch", "project").order_by("position", "id")
+
+
+class ItemBulkCreateApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Add items in bulk (admins); atomic, identical re-posts are skipped",
+        request=s.ItemBulkCreateInputSerializer,
+        responses={201: s.ItemBulkCreateOutputSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        serializer = s.ItemBulkCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with service_errors():
+            result = services.item_create_bulk(project=project, items=serializer.validated_data["items"])
+        output = s.ItemBulkCreateOutputSerializer(result)
+        return Response(output.data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def _batches_with_annotators(project: Project, batches: list[Batch] | None = None) -> list[Batch]:
+    queryset = project.batches.annotate(item_count=Count("items", distinct=True)).order_by("id")
+    if batches is not None:
+        queryset = queryset.filter(pk__in=[b.pk for b in batches])
+    rows = list(queryset)
+    holders: dict[int, list[str]] = {}
+    for batch_id, username in (
+        Assignment.objects.filter(item__batch__in=rows)
+        .values_list("item__batch_id", "annotator__username")
+        .distinct()
+        .order_by("annotator__username")
+    ):
+        holders.setdefault(batch_id, []).append(username)
+    for batch in rows:
+        batch.annotators = holders.get(batch.pk, [])
+    return rows
+
+
+class BatchListApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="A project's batches with their annotators (admins, researchers)",
+        responses=s.BatchOutputSerializer(many=True),
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        return Response(s.BatchOutputSerializer(_batches_with_annotators(project), many=True).data)
+
+
+class BatchMakeApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Cut the project's unbatched items into batches (admins)",
+        request=s.BatchMakeInputSerializer,
+        responses={201: s.BatchMakeOutputSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        serializer = s.BatchMakeInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with service_errors():
+            batches = services.batch_make(project=project, **serializer.validated_data)
+        output = s.BatchMakeOutputSerializer({"batches": _batches_with_annotators(project, batches) if batches else []})
+        return Response(output.data, status=status.HTTP_201_CREATED if batches else status.HTTP_200_OK)
+
+
+class BatchAssignApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Assign batches with overlap k (admins); re-running creates no duplicates",
+        request=s.BatchAssignInputSerializer,
+        responses=s.BatchAssignOutputSerializer,
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        serializer = s.BatchAssignInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        with service_errors():
+            annotators = services.annotators_by_name(usernames=data["annotators"])
+            batches = None
+            if data.get("batches"):
+                found = {b.name: b for b in project.batches.filter(name__in=data["batches"])}
+                missing = [name for name in data["batches"] if name not in found]
+                if missing:
+                    raise services.ServiceError(f"batches: project has no batch {', '.join(missing)}")
+                batches = [found[name] for name in data["batches"]]
+            result = services.batch_assign(
+                project=project,
+                annotators=annotators,
+                overlap=data.get("overlap", project.overlap),
+                batches=batches,
+            )
+        return Response(s.BatchAssignOutputSerializer(result).data)
+
+
+# --------------------------------------------------------------------------- assignments
+
+
+def _assignments_for(user) -> QuerySet:
+    return (
+        Assignment.objects.visible_to(user)
+        .select_related("item__project", "item__batch", "annotator", "post_edit")
+        .order_by("item__project_id", "item__batch_id", "item__batch_position", "item__position", "id")
+    )
+
+
+@extend_schema(
+    tags=TAG_ASSIGNMENTS,
+    summary="Assignments: an annotator's own queue; admins and researchers see all",
+    parameters=[
+        OpenApiParameter("project", OpenApiTypes.INT, description="Only this project's assignments."),
+        OpenApiParameter("status", OpenApiTypes.STR, enum=[c for c, _ in Assignment.STATUS_CHOICES]),
+        OpenApiParameter("annotator", OpenApiTypes.STR, description="Username (admins, researchers)."),
+    ],
+)
+class AssignmentListApi(generics.ListAPIView):
+    permission_classes = [IsAuthenticated, HasRole]
+    serializer_class = s.AssignmentOutputSerializer
+
+    def get_queryset(self) -> QuerySet:
+        queryset = _assignments_for(self.request.user)
+        params = self.request.query_params
+        if params.get("project"):
+            try:
+                queryset = queryset.filter(item__project_id=int(params["project"]))
+            except ValueError:
+                raise ValidationError({"project": "must be a project id (an integer)"}) from None
+        if params.get("status"):
+            valid = [c for c, _ in Assignment.STATUS_CHOICES]
+            if params["status"] not in valid:
+                raise ValidationError({"status": f"must be one of {', '.join(valid)}"})
+            queryset = queryset.filter(status=params["status"])
+        if params.get("annotator"):
+            queryset = queryset.filter(annotator__username=params["annotator"])
+        return queryset
+
+
+class AssignmentDetailApi(APIView):
+    permission_classes = [IsAuthenticated, HasRole]
+
+    @extend_schema(tags=TAG_ASSIGNMENTS, summary="One assignment (annotators: only their own, others 404)",
+                   responses=s.AssignmentOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        assignment = get_object_or_404(_assignments_for(request.user), pk=pk)
+        return Response(s.AssignmentOutputSerializer(assignment).data)
+
+
+def _move_output(result: services.WithdrawResult, not_found: list[int]) -> dict:
+    return s.AssignmentMoveOutputSerializer(
+        {
+            "withdrawn": result.withdrawn,
+            "reassigned": result.reassigned,
+            "kept_submitted": result.kept_submitted,
+            "kept_in_progress": result.kept_in_progress,
+            "skipped_already_assigned": result.skipped_already_assigned,
+            "not_found": not_found,
+        }
+    ).data
+
+
+def _existing(ids: list[int]) -> tuple[QuerySet, list[int]]:
+    queryset = Assignment.objects.filter(pk__in=ids)
+    found = set(queryset.values_list("pk", flat=True))
+    return queryset, sorted(set(ids) - found)
+
+
+class AssignmentWithdrawApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_ASSIGNMENTS,
+        summary="Withdraw pending assignments (admins); submitted work is never touched",
+        request=s.AssignmentMoveInputSerializer,
+        responses=s.AssignmentMoveOutputSerializer,
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.AssignmentMoveInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        queryset, not_found = _existing(serializer.validated_data["ids"])
+        with service_errors():
+            result = services.assignment_withdraw(assignments=queryset, force=serializer.validated_data["force"])
+        return Response(_move_output(result, not_found))
+
+
+class AssignmentReassignApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_ASSIGNMENTS,
+        summary="Move pending assignments to another annotator (admins)",
+        request=s.AssignmentReassignInputSerializer,
+        responses=s.AssignmentMoveOutputSerializer,
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.AssignmentReassignInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        queryset, not_found = _existing(data["ids"])
+        with service_errors():
+            (target,) = services.annotators_by_name(usernames=[data["to"]])
+            result = services.assignment_reassign(assignments=queryset, to_annotator=target, force=data["force"])
+        return Response(_move_output(result, not_found))
+
+
+# --------------------------------------------------------------------------- users
+
+
+def _role(user) -> str | None:
+    names = {group.name for group in user.groups.all()}
+    if user.is_superuser or (user.is_staff and ADMIN in names):
+        return ADMIN
+    return next((role for role in (ANNOTATOR, RESEARCHER) if role in names), None)
+
+
+def _user_output(user) -> dict:
+    return s.UserOutputSerializer(
+        {
+            "id": user.pk,
+            "username": user.username,
+            "role": _role(user),
+            "is_active": user.is_active,
+            "is_staff": user.is_staff,
+            "last_login": user.last_login,
+        }
+    ).data
+
+
+class UserListApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(tags=TAG_USERS, summary="Users and their roles (admins)", responses=s.UserOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        users = User.objects.order_by("username").prefetch_related(Prefetch("groups"))
+        return Response([_user_output(user) for user in users])
+
+
+class UserAddApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(
+        tags=TAG_USERS,
+        summary="Create a user with a role, or update an existing one (admins)",
+        request=s.UserAddInputSerializer,
+        responses={200: s.UserOutputSerializer, 201: s.UserOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.UserAddInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with service_errors():
+            user, created = services.user_add(**serializer.validated_data)
+        user = User.objects.prefetch_related("groups").get(pk=user.pk)
+        return Response(_user_output(user), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class UserRoleApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminRole]
+
+    @extend_schema(tags=TAG_USERS, summary="Set a user's role (admins)", request=s.UserRoleInputSerializer,
+                   responses=s.UserOutputSerializer)
+    def post(self, request: Request, pk: int) -> Response:
+        user = get_object_or_404(User, pk=pk)
+        serializer = s.UserRoleInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        with service_errors():
+            services.user_set_role(user=user, role=serializer.validated_data["role"])
+        return Response(_user_output(User.objects.prefetch_related("groups").get(pk=pk)))
