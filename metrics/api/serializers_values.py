@@ -1,0 +1,74 @@
+"""Input and output serializers of the metric-values API (no logic here: services do the work)."""
+
+from rest_framework import serializers
+
+from metrics.dataset import VARIANTS
+from metrics.exports import FORMATS
+from metrics.models import MetricJob
+
+
+class MetricValueFilterSerializer(serializers.Serializer):
+    project = serializers.IntegerField(required=False, min_value=1, help_text="Project id.")
+    metric = serializers.CharField(required=False, max_length=64)
+    variant = serializers.CharField(required=False, help_text="plain or with_references.")
+    annotator = serializers.CharField(required=False, max_length=150, help_text="Annotator username.")
+
+    def validate_variant(self, value: str) -> str:
+        return _variant(value)
+
+
+def _variant(value: str) -> str:
+    if value not in VARIANTS:
+        raise serializers.ValidationError(f"unknown variant {value!r}: choose one of {', '.join(VARIANTS)}")
+    return value
+
+
+class MetricValueOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    post_edit = serializers.IntegerField(source="post_edit_id")
+    project = serializers.IntegerField(source="post_edit__assignment__item__project_id")
+    external_id = serializers.CharField(source="post_edit__assignment__item__external_id")
+    annotator = serializers.CharField(source="post_edit__assignment__annotator__username")
+    metric = serializers.CharField()
+    variant = serializers.CharField(help_text="plain or with_references.")
+    value = serializers.FloatField(allow_null=True, help_text="Null when the metric gave no value.")
+    metric_version = serializers.CharField()
+    computed_at = serializers.DateTimeField()
+
+
+class MetricJobInputSerializer(serializers.Serializer):
+    metrics = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        help_text="Metric names; empty = every available metric.",
+    )
+    variants = serializers.ListField(
+        child=serializers.CharField(max_length=20),
+        required=False,
+        default=lambda: list(VARIANTS),
+        help_text="plain and/or with_references.",
+    )
+
+
+class MetricJobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    project = serializers.IntegerField(source="project_id")
+    metrics = serializers.ListField(child=serializers.CharField())
+    variants = serializers.ListField(child=serializers.CharField())
+    status = serializers.ChoiceField(choices=[c for c, _ in MetricJob.STATUS_CHOICES])
+    total = serializers.IntegerField(help_text="Values to compute (known once the job has planned its work).")
+    done = serializers.IntegerField()
+    error = serializers.CharField(help_text="Why the job failed; empty otherwise.")
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created = serializers.DateTimeField()
+    started = serializers.DateTimeField(allow_null=True)
+    finished = serializers.DateTimeField(allow_null=True)
+
+
+class ExportInputSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=sorted(FORMATS), default="csv")
+
+
+class MetricsErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
