@@ -1,6 +1,8 @@
 from django.urls import path
 
 from annotations.views import editor, manage
+from annotations.views import replay as replay_views
+from annotations.views import imports as import_views
 
 urlpatterns: list = [
     # The annotator's pages (annotations/views/editor.py).
@@ -16,4 +18,9 @@ urlpatterns: list = [
     path("manage/projects/<int:pk>/batches/assign/", manage.batches_assign, name="manage-batches-assign"),
     path("manage/projects/<int:pk>/assignments/move/", manage.assignments_move, name="manage-assignments-move"),
     path("manage/projects/<int:pk>/progress/", manage.progress_page, name="manage-progress"),
+    # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
+    path("manage/post-edits/<int:pk>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),
+    # Importing items and finished studies, admins only (annotations/views/imports.py).
+    path("manage/import/", import_views.import_page, name="manage-import"),
+    path("manage/import/mapping/", import_views.import_mapping, name="manage-import-mapping"),
 ]

@@ -59,6 +59,7 @@ def import_items(
         with transaction.atomic():
             target = _lock_project(name, create_project, report, files[0].name)
             plan_store(project=target, plan=plan, report=report)
+            report.project_id = target.pk
     except IntegrityError as exc:
         # Another import or edit wrote the same rows meanwhile; everything here was rolled back.
         raise ImportDataError(

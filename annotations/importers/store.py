@@ -31,6 +31,7 @@ class ImportReport:
     project: str
     fmt: str
     files: list[str] = field(default_factory=list)
+    project_id: int | None = None
     project_created: bool = False
     items_created: int = 0
     items_skipped: int = 0

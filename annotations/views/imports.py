@@ -1,0 +1,152 @@
+"""The admin upload page: pick a project, a format and file(s); import them.
+
+One view per page plus the htmx partial that offers the `table` column mapping
+from the chosen file's header. Both run the same importer as `manage.py
+import_items`; bad input comes back as a form error, never as a 500. Admins only:
+researchers and annotators get 403, anonymous users the login page.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.files.uploadedfile import UploadedFile
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotations.importers import FORMATS, ImportDataError, ImportReport, files_from_uploads, import_items
+from annotations.importers.base import InputFile
+from annotations.importers.table import ITEM_TARGETS, STUDY_TARGETS, read_header
+from annotations.models import Project
+from annotations.roles import is_admin
+
+HEADER_PEEK_BYTES = 1024 * 1024  # enough for any header line; the mapping needs no more
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Django's documented recipe: a file field that accepts several files (a PET folder)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None) -> list[UploadedFile]:
+        one = super().clean
+        if isinstance(data, list | tuple):
+            return [one(d, initial) for d in data]
+        return [one(data, initial)]
+
+
+class ImportForm(forms.Form):
+    project = forms.ModelChoiceField(Project.objects.order_by("name"), required=False, empty_label="— choose —")
+    new_project = forms.CharField(
+        max_length=200, required=False, label="Or a new project", help_text="Created by this import."
+    )
+    fmt = forms.ChoiceField(choices=list(FORMATS.items()), label="Format")
+    files = MultipleFileField(
+        label="File(s)", help_text="PET: select the header file and every post-editor's file together."
+    )
+    annotator_prefix = forms.CharField(
+        max_length=50,
+        required=False,
+        help_text="Finished studies: prefix for the (inactive) annotator accounts, e.g. 'iwslt-'.",
+    )
+
+    def clean(self):
+        data = super().clean()
+        project, new = data.get("project"), (data.get("new_project") or "").strip()
+        if bool(project) == bool(new):
+            raise forms.ValidationError("Choose a project or name a new one (not both).")
+        if new and Project.objects.filter(name=new).exists():
+            self.add_error("new_project", f"A project named {new!r} exists; choose it in the list.")
+        data["new_project"] = new
+        return data
+
+
+def _require_admin(request: HttpRequest) -> None:
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins may import items.")
+
+
+def _mapping(request: HttpRequest) -> dict[str, str]:
+    """map_<target> fields of the mapping partial; "" means the admin left it unmapped."""
+    return {key.removeprefix("map_"): value for key, value in request.POST.items() if key.startswith("map_")}
+
+
+def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
+    """Columns of the uploaded table's header and the selection to show for each target."""
+    uploads = request.FILES.getlist("files")
+    if fmt != "table" or not uploads:
+        return {"show_mapping": False}
+    upload = uploads[0]
+    upload.seek(0)  # the failed import may have read it already
+    head = upload.read(HEADER_PEEK_BYTES)
+    upload.seek(0)
+    if upload.size and upload.size > len(head):
+        head = head[: head.rfind(b"\n") + 1]  # whole lines only
+    try:
+        columns = read_header(InputFile(name=upload.name or "upload", data=head))
+    except ImportDataError as exc:
+        return {"show_mapping": True, "mapping_error": str(exc)}
+    chosen = _mapping(request)
+    rows = [
+        {"target": target, "selected": chosen.get(target, target if target in columns else "")}
+        for target in (*ITEM_TARGETS, *STUDY_TARGETS)
+    ]
+    return {"show_mapping": True, "columns": columns, "mapping_rows": rows, "mapping_file": upload.name}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_page(request: HttpRequest) -> HttpResponse:
+    _require_admin(request)
+    report = None
+    status = 200
+    if request.method == "POST":
+        form = ImportForm(request.POST, request.FILES)
+        if form.is_valid():
+            report = _run(form, _mapping(request))
+            if report is None:
+                status = 400
+            else:
+                form = ImportForm(initial={"project": report.project_id, "fmt": form.cleaned_data["fmt"]})
+        else:
+            status = 400
+    else:
+        form = ImportForm(initial={"project": request.GET.get("project")})
+    context = {"form": form, "report": report}
+    if status == 400:
+        context.update(_mapping_context(request, request.POST.get("fmt")))
+    return render(request, "annotations/import_items.html", context, status=status)
+
+
+def _run(form: ImportForm, mapping: dict[str, str]) -> ImportReport | None:
+    data = form.cleaned_data
+    try:
+        files = files_from_uploads(data["files"])
+        report = import_items(
+            project=data["project"] or data["new_project"],
+            create_project=bool(data["new_project"]),
+            fmt=data["fmt"],
+            files=files,
+            mapping=mapping if data["fmt"] == "table" else None,
+            annotator_prefix=data["annotator_prefix"],
+        )
+    except ImportDataError as exc:
+        form.add_error("files", f"Nothing was imported. {exc}")
+        return None
+    return report
+
+
+@login_required
+@require_POST
+def import_mapping(request: HttpRequest) -> HttpResponse:
+    """htmx partial: the column mapping for the chosen table file (empty for other formats)."""
+    _require_admin(request)
+    return render(request, "annotations/import_mapping.html", _mapping_context(request, request.POST.get("fmt")))
