@@ -1,0 +1,1 @@
+"""Benchmark scripts: python -m editlab.benchmarks.<name>."""

@@ -1,0 +1,341 @@
+"""metrics.analysis against scipy / sklearn computed here, by hand, and on its edge cases."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.linear_model import LinearRegression
+from sklearn.metrics import r2_score
+from sklearn.model_selection import RepeatedKFold, cross_val_score, train_test_split
+from sklearn.neighbors import KNeighborsRegressor
+
+from metrics.analysis import (
+    SIMILARITY,
+    Settings,
+    analyze,
+    analyze_targets,
+    correlate,
+    fit_line,
+    knn_predict,
+    knn_r2_cv,
+    knn_r2_split,
+    williams_test,
+)
+
+
+def study(n: int = 300, annotators: int = 3, seed: int = 7) -> pd.DataFrame:
+    """Effort driven by a hidden amount of change, seen through three noisy metrics."""
+    rng = np.random.default_rng(seed)
+    change = rng.gamma(2.0, 5.0, n)
+    who = rng.integers(0, annotators, n)
+    original_length = rng.integers(10, 200, n)
+    return pd.DataFrame(
+        {
+            "annotator": [f"ann{a}" for a in who],
+            "original": ["o" * int(length) for length in original_length],
+            "edited": ["e" * int(length + change_ // 2) for length, change_ in zip(original_length, change)],
+            "keystrokes": change * 2 + rng.normal(0, 3, n) + who * 2,
+            "wall_ms": 1000 + 300 * change + 5 * original_length + rng.normal(0, 800, n),
+            "close": change + rng.normal(0, 1, n),
+            "far": change + rng.normal(0, 6, n),
+            "similar": -change + rng.normal(0, 2, n),
+        }
+    )
+
+
+def test_correlations_match_scipy():
+    frame = study()
+    x, y = frame["far"].to_numpy(), frame["keystrokes"].to_numpy()
+    result = correlate(x, y)
+    expected = stats.pearsonr(x, y)
+    assert result.pearson == pytest.approx(expected.statistic, rel=1e-12)
+    assert result.pearson_p == pytest.approx(expected.pvalue, rel=1e-9)
+    ci = expected.confidence_interval(0.95)  # scipy's is Fisher's z too
+    assert result.pearson_ci == pytest.approx((ci.low, ci.high), rel=1e-9)
+    rho = stats.spearmanr(x, y)
+    assert result.spearman == pytest.approx(rho.statistic, rel=1e-12)
+    assert result.spearman_p == pytest.approx(rho.pvalue, rel=1e-9)
+
+
+def test_spearman_uses_average_ranks_for_ties_like_scipy():
+    x = np.array([1, 1, 2, 3, 3, 3, 4, 5, 5, 6], dtype=float)
+    y = np.array([2, 1, 4, 3, 6, 5, 7, 9, 8, 9], dtype=float)
+    assert correlate(x, y).spearman == pytest.approx(stats.spearmanr(x, y).statistic, rel=1e-12)
+
+
+def test_knn_published_protocol_matches_sklearn():
+    frame = study(n=400)
+    x, y = frame["far"].to_numpy(), frame["wall_ms"].to_numpy()
+    train, test = train_test_split(np.arange(x.size), test_size=0.2, random_state=42)
+    model = KNeighborsRegressor(n_neighbors=5).fit(x[train, None], y[train])
+    expected = r2_score(y[test], model.predict(x[test, None]))
+    assert knn_r2_split(x, y, k=5, test_size=0.2, seed=42) == pytest.approx(expected, rel=1e-10)
+
+
+def test_knn_split_size_and_seed_are_configurable():
+    frame = study(n=400)
+    x, y = frame["far"].to_numpy(), frame["wall_ms"].to_numpy()
+    train, test = train_test_split(np.arange(x.size), test_size=0.3, random_state=3)
+    model = KNeighborsRegressor(n_neighbors=7).fit(x[train, None], y[train])
+    expected = r2_score(y[test], model.predict(x[test, None]))
+    assert knn_r2_split(x, y, k=7, test_size=0.3, seed=3) == pytest.approx(expected, rel=1e-10)
+
+
+def test_knn_repeated_cv_matches_sklearn():
+    frame = study(n=300)
+    x, y = frame["close"].to_numpy(), frame["keystrokes"].to_numpy()
+    scores = cross_val_score(
+        KNeighborsRegressor(n_neighbors=5), x[:, None], y, scoring="r2",
+        cv=RepeatedKFold(n_splits=5, n_repeats=10, random_state=42),
+    ).reshape(10, 5).mean(axis=1)
+    result = knn_r2_cv(x, y, k=5, folds=5, repeats=10, seed=42)
+    assert result.repeats == pytest.approx(list(scores), rel=1e-10)
+    assert result.mean == pytest.approx(scores.mean(), rel=1e-10)
+    assert result.sd == pytest.approx(scores.std(ddof=1), rel=1e-8)
+
+
+def test_knn_points_tied_at_the_kth_distance_share_its_weight():
+    x_train = np.array([0.0, 1.0, 1.0, 1.0, 2.0, 5.0])
+    y_train = np.array([10.0, 1.0, 2.0, 6.0, 20.0, 50.0])
+    # k=2 at 1.0: three points at distance 0 share the two slots -> their mean.
+    # k=2 at 1.5: 1.0 (x3) and 2.0 are all at 0.5 -> mean of the four.
+    # k=4 at 0.0: 0.0 (d=0), then 1.0 x3 (d=1) share three slots.
+    predicted = knn_predict(x_train, y_train, np.array([1.0, 1.5, 0.0]), k=2)
+    assert predicted[:2] == pytest.approx([3.0, 29.0 / 4])
+    assert knn_predict(x_train, y_train, np.array([0.0]), k=4)[0] == pytest.approx((10 + 3 * 3.0) / 4)
+
+
+def test_knn_with_ties_equals_the_average_over_tie_breaks_on_random_data():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x_train = rng.integers(0, 6, size=rng.integers(6, 40)).astype(float)
+        y_train = rng.normal(size=x_train.size)
+        queries = rng.integers(-2, 8, size=6).astype(float)
+        expected = []
+        for q in queries:
+            distance = np.abs(x_train - q)
+            kth = np.sort(distance)[4]
+            inside, tied = distance < kth, distance == kth
+            expected.append((y_train[inside].sum() + (5 - inside.sum()) * y_train[tied].mean()) / 5)
+        assert knn_predict(x_train, y_train, queries, k=5) == pytest.approx(expected)
+
+
+def test_williams_matches_a_hand_computed_value():
+    # r12 = .5 (target, best), r13 = .3 (target, other), r23 = .4, n = 100:
+    # |R| = 1 - .25 - .09 - .16 + 2(.5)(.3)(.4) = .62
+    # denominator = 2 (99/97)(.62) + ((.5+.3)/2)^2 (1-.4)^3 = 1.265567 + .03456 = 1.300127
+    # t = (.5 - .3) sqrt(99 (1.4) / 1.300127) = .2 * 10.32497 = 2.06499, df = 97
+    t, df, p = williams_test(0.5, 0.3, 0.4, 100)
+    assert t == pytest.approx(2.06499, abs=1e-5)
+    assert df == 97
+    assert p == pytest.approx(stats.t.sf(2.0649936, 97), rel=1e-6)
+    assert 0.02 < p < 0.022
+
+
+def test_williams_is_not_significant_for_equal_correlations():
+    t, _, p = williams_test(0.4, 0.4, 0.6, 50)
+    assert t == 0.0 and p == pytest.approx(0.5)
+
+
+def test_analysis_tests_the_best_metric_against_each_other_on_common_rows():
+    frame = study()
+    frame.loc[:9, "far"] = np.nan
+    result = analyze(frame, metrics=["close", "far"], target="keystrokes")
+    assert result.best_metric == "close"
+    assert result.metrics["close"].williams_vs_best is None
+    williams = result.metrics["far"].williams_vs_best
+    rows = frame.dropna(subset=["far"])
+    r12 = np.corrcoef(rows["keystrokes"], rows["close"])[0, 1]
+    r13 = np.corrcoef(rows["keystrokes"], rows["far"])[0, 1]
+    r23 = np.corrcoef(rows["close"], rows["far"])[0, 1]
+    assert williams.n == len(rows) == 290
+    assert (williams.r_best, williams.r_metric, williams.r_between) == pytest.approx((r12, r13, r23))
+    assert williams.t == pytest.approx(williams_test(r12, r13, r23, 290)[0])
+    assert williams.significant
+
+
+def test_similarity_metrics_are_oriented_when_choosing_the_best():
+    frame = study()
+    frame["similar"] = -frame["close"] * 3  # the best predictor, as a similarity
+    result = analyze(frame, metrics=["far", "similar"], target="keystrokes", directions={"similar": SIMILARITY})
+    similar = result.metrics["similar"]
+    assert similar.pearson < 0 < similar.pearson_oriented == pytest.approx(-similar.pearson)
+    assert result.best_metric == "similar"
+    assert result.metrics["far"].williams_vs_best.r_best == pytest.approx(similar.pearson_oriented)
+    unoriented = analyze(frame, metrics=["far", "similar"], target="keystrokes")
+    assert unoriented.best_metric == "far"
+
+
+def test_pooled_and_per_annotator_correlations():
+    frame = study(n=240, annotators=3)
+    result = analyze(frame, metrics=["far"], target="wall_ms")
+    far = result.metrics["far"]
+    assert far.pearson == pytest.approx(stats.pearsonr(frame["far"], frame["wall_ms"]).statistic)
+    assert set(far.pearson_per_annotator) == {"ann0", "ann1", "ann2"} == set(result.annotators)
+    for name, rows in frame.groupby("annotator"):
+        assert far.pearson_per_annotator[name] == pytest.approx(stats.pearsonr(rows["far"], rows["wall_ms"]).statistic)
+        assert far.per_annotator[name].spearman == pytest.approx(stats.spearmanr(rows["far"], rows["wall_ms"]).statistic)
+        assert far.per_annotator[name].n == len(rows)
+
+
+def test_analysis_knn_numbers_match_sklearn():
+    frame = study(n=200)
+    result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3))
+    x, y = frame["close"].to_numpy()[:, None], frame["keystrokes"].to_numpy()
+    train, test = train_test_split(np.arange(len(y)), test_size=0.2, random_state=42)
+    split = r2_score(y[test], KNeighborsRegressor(5).fit(x[train], y[train]).predict(x[test]))
+    cv = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=RepeatedKFold(n_splits=5, n_repeats=3,
+                                                                                     random_state=42))
+    assert result.metrics["close"].knn_r2 == pytest.approx(split, rel=1e-10)
+    assert result.metrics["close"].knn_r2_cv.mean == pytest.approx(cv.mean(), rel=1e-10)
+
+
+def test_metric_matrix_is_the_pairwise_pearson_matrix():
+    frame = study()
+    frame.loc[:4, "close"] = np.nan
+    matrix = analyze(frame, metrics=["close", "far", "similar"], target="keystrokes").matrix
+    assert matrix["metrics"] == ["close", "far", "similar"]
+    rows = frame.dropna(subset=["close"])
+    assert matrix["values"][0][1] == pytest.approx(np.corrcoef(rows["close"], rows["far"])[0, 1])
+    assert matrix["values"][1][2] == pytest.approx(np.corrcoef(frame["far"], frame["similar"])[0, 1])
+    assert matrix["values"][2][2] == pytest.approx(1.0)
+
+
+def _design(frame: pd.DataFrame, metrics: list[str], drop: str | None = None) -> np.ndarray:
+    parts = {m: frame[[m]].to_numpy() for m in metrics}
+    parts["original_length"] = frame["original"].str.len().to_numpy()[:, None]
+    parts["edited_length"] = frame["edited"].str.len().to_numpy()[:, None]
+    parts["annotator"] = pd.get_dummies(frame["annotator"], drop_first=True, dtype=float).to_numpy()
+    return np.hstack([v for k, v in parts.items() if k != drop])
+
+
+def _sklearn_cv_r2(design: np.ndarray, y: np.ndarray) -> np.ndarray:
+    cv = RepeatedKFold(n_splits=5, n_repeats=10, random_state=42)
+    return cross_val_score(LinearRegression(), design, y, cv=cv, scoring="r2").reshape(10, 5).mean(axis=1)
+
+
+def test_effort_model_matches_sklearn_linear_regression_with_drop_column_contributions():
+    frame = study()
+    metrics = ["close", "far"]
+    model = analyze(frame, metrics=metrics, target="keystrokes").effort_model
+    y = frame["keystrokes"].to_numpy()
+    full = _sklearn_cv_r2(_design(frame, metrics), y)
+    assert model.inputs == ["close", "far", "original_length", "edited_length", "annotator"]
+    assert model.r2_cv.mean == pytest.approx(full.mean(), rel=1e-8)
+    assert model.r2_cv.sd == pytest.approx(full.std(ddof=1), rel=1e-6)
+    for name in ("close", "annotator", "original_length"):
+        without = _sklearn_cv_r2(_design(frame, metrics, drop=name), y)
+        assert model.contributions[name] == pytest.approx(full.mean() - without.mean(), abs=1e-9)
+    assert model.contributions["annotator"] > 0.01  # the study adds 2 keystrokes per annotator index
+    assert model.predicted.shape == y.shape and model.n == len(frame)
+
+
+def test_fit_line_matches_linregress_and_its_band_narrows_at_the_mean():
+    frame = study()
+    x, y = frame["far"].to_numpy(), frame["keystrokes"].to_numpy()
+    fit = fit_line(x, y)
+    expected = stats.linregress(x, y)
+    assert (fit.slope, fit.intercept) == pytest.approx((expected.slope, expected.intercept))
+    low, high = fit.band(np.array([x.mean(), x.max()]))
+    residual_sd = math.sqrt(((y - fit.predict(x)) ** 2).sum() / (len(x) - 2))
+    assert (high[0] - low[0]) / 2 == pytest.approx(stats.t.ppf(0.975, len(x) - 2) * residual_sd / math.sqrt(len(x)))
+    assert high[1] - low[1] > high[0] - low[0]
+
+
+def test_fewer_than_ten_edits_answers_with_a_message():
+    frame = study(n=9)
+    result = analyze(frame, metrics=["close", "far"], target="keystrokes")
+    assert "only 9 edits" in result.messages[0]
+    assert result.metrics["close"].pearson is None and result.effort_model is None
+    json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_a_constant_metric_is_reported_and_left_out():
+    frame = study()
+    frame["flat"] = 3.0
+    result = analyze(frame, metrics=["close", "flat"], target="keystrokes")
+    flat = result.metrics["flat"]
+    assert flat.pearson is None and flat.knn_r2 is None
+    assert any("flat is constant" in m for m in flat.messages)
+    assert result.best_metric == "close"
+    assert "flat" in result.effort_model.excluded_metrics and "flat" not in result.effort_model.inputs
+    assert result.to_dict()["matrix"]["values"][0][1] is None
+
+
+def test_missing_values_are_dropped_and_counted_per_metric():
+    frame = study()
+    frame.loc[:24, "far"] = np.nan
+    frame.loc[:4, "keystrokes"] = np.nan
+    result = analyze(frame, metrics=["close", "far"], target="keystrokes")
+    assert result.dropped_target == 5 and result.n_used == 295
+    assert (result.metrics["close"].n, result.metrics["close"].dropped) == (295, 0)
+    assert (result.metrics["far"].n, result.metrics["far"].dropped) == (275, 20)
+    assert any("20 rows" in m for m in result.metrics["far"].messages)
+    rows = frame.dropna(subset=["far", "keystrokes"])
+    assert result.metrics["far"].pearson == pytest.approx(stats.pearsonr(rows["far"], rows["keystrokes"]).statistic)
+    assert result.effort_model.dropped == 20 and result.effort_model.n == 275
+
+
+def test_one_annotator_equals_pooled_and_the_model_has_no_annotator_effect():
+    frame = study(annotators=1)
+    result = analyze(frame, metrics=["close"], target="keystrokes")
+    close = result.metrics["close"]
+    assert close.pearson_per_annotator == {"ann0": pytest.approx(close.pearson)}
+    assert any("only one annotator" in m for m in result.messages)
+    assert "annotator" not in result.effort_model.inputs
+
+
+def test_an_annotator_with_few_edits_gets_no_correlation_but_a_message():
+    frame = study(n=100, annotators=1)
+    frame.loc[:4, "annotator"] = "newcomer"
+    close = analyze(frame, metrics=["close"], target="keystrokes").metrics["close"]
+    assert close.pearson_per_annotator["newcomer"] is None
+    assert close.per_annotator["newcomer"].n == 5
+    assert any("newcomer: only 5 edits" in m for m in close.messages)
+
+
+def test_a_constant_target_answers_with_a_message():
+    frame = study()
+    frame["keystrokes"] = 4
+    result = analyze(frame, metrics=["close"], target="keystrokes")
+    assert "constant" in result.messages[0] and result.metrics["close"].pearson is None
+
+
+def test_a_metric_without_values_never_raises():
+    frame = study()
+    frame["sari"] = np.nan
+    result = analyze(frame, metrics=["close", "sari"], target="keystrokes")
+    assert result.metrics["sari"].n == 0 and result.metrics["sari"].dropped == 300
+    assert result.effort_model.inputs[0] == "close"
+
+
+def test_the_result_serialises_to_strict_json():
+    frame = study()
+    data = analyze(frame, metrics=["close", "far", "similar"], target="wall_ms").to_dict()
+    text = json.dumps(data, allow_nan=False)
+    assert "predicted" not in data["effort_model"]
+    assert json.loads(text)["metrics"]["far"]["knn_r2_cv"]["mean"] == pytest.approx(
+        data["metrics"]["far"]["knn_r2_cv"]["mean"]
+    )
+
+
+def test_several_targets_at_once_give_the_same_results_as_one_by_one():
+    frame = study(n=150)
+    settings = Settings(cv_repeats=3)
+    together = analyze_targets(frame, metrics=["close", "far"], targets=["keystrokes", "wall_ms"], settings=settings)
+    for target in ("keystrokes", "wall_ms"):
+        alone = analyze(frame, metrics=["close", "far"], target=target, settings=settings)
+        for name in ("close", "far"):
+            assert together[target].metrics[name].knn_r2 == pytest.approx(alone.metrics[name].knn_r2, rel=1e-12)
+            assert together[target].metrics[name].knn_r2_cv.repeats == pytest.approx(
+                alone.metrics[name].knn_r2_cv.repeats, rel=1e-12
+            )
+        assert together[target].effort_model.r2_cv.mean == pytest.approx(alone.effort_model.r2_cv.mean)
+
+
+def test_bad_settings_are_refused_with_a_message():
+    with pytest.raises(ValueError, match="test_size"):
+        Settings(test_size=1.5)
