@@ -73,10 +73,15 @@ class _AnnotatorsChoice(forms.ModelMultipleChoiceField):
         return obj.username
 
 
+class _BatchesChoice(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return obj.name
+
+
 class AssignForm(forms.Form):
     annotators = _AnnotatorsChoice(queryset=annotator_queryset(), widget=forms.CheckboxSelectMultiple)
     overlap = forms.IntegerField(min_value=1, label="Overlap k")
-    batches = forms.ModelMultipleChoiceField(
+    batches = _BatchesChoice(
         queryset=Batch.objects.none(), required=False, help_text="None selected: every batch of the project."
     )
 
@@ -104,7 +109,7 @@ class MoveForm(forms.Form):
     action = forms.ChoiceField(choices=[(WITHDRAW, "withdraw"), (REASSIGN, "reassign to")])
     from_annotator = _AnnotatorChoice(queryset=annotator_queryset(), label="From")
     to_annotator = _AnnotatorChoice(queryset=annotator_queryset(), required=False, label="To")
-    batches = forms.ModelMultipleChoiceField(
+    batches = _BatchesChoice(
         queryset=Batch.objects.none(), required=False, help_text="None selected: every batch of the project."
     )
     force = forms.BooleanField(required=False, label="Include in-progress work (discards its draft)")
