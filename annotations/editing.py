@@ -13,9 +13,8 @@ Opening the editor
   the diff / go home instead) and ``Http404`` if the assignment is not the user's.
 - Opening a page ends every other open visit of this annotator (other items AND an older page load of
   the same item, e.g. a reload or a second tab).
-- URL names I reverse for next_url / diff_url: ``editor`` (args=[assignment_id]), ``editor_diff``
-  (args=[assignment_id]) and ``annotator_home``; until they exist I fall back to /edit/<id>/,
-  /edit/<id>/diff/ and /annotate/.
+- next_url / diff_url reverse the URL names ``editor`` (args=[assignment_id]), ``editor_diff``
+  (args=[assignment_id]) and ``annotator_home``.
 
 Endpoints (all POST; JSON with X-CSRFToken, or multipart/urlencoded with csrfmiddlewaretoken + `payload`
 = the JSON as a string — accepted by ALL FOUR endpoints, so a draft can be beaconed too)
@@ -63,7 +62,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.http import Http404
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 
 from annotations.effort import LogEvent, derive_effort
@@ -145,19 +144,12 @@ class Navigation:
 # ---------------------------------------------------------------- URLs
 
 
-def _url(name: str, args: list, fallback: str) -> str:
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return fallback
-
-
 def editor_url(assignment_id: int) -> str:
-    return _url("editor", [assignment_id], f"/edit/{assignment_id}/")
+    return reverse("editor", args=[assignment_id])
 
 
 def diff_url(assignment_id: int) -> str:
-    return _url("editor_diff", [assignment_id], f"/edit/{assignment_id}/diff/")
+    return reverse("editor_diff", args=[assignment_id])
 
 
 def next_url_for(user, *, after: Assignment | None = None) -> str:
@@ -167,7 +159,7 @@ def next_url_for(user, *, after: Assignment | None = None) -> str:
         open_assignments = open_assignments.exclude(pk=after.pk)
     following = open_assignments.values_list("pk", flat=True).first()
     if following is None:
-        return _url("annotator_home", [], "/annotate/")
+        return reverse("annotator_home")
     return editor_url(following)
 
 

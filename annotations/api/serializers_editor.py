@@ -130,7 +130,7 @@ def validate_events(raw) -> list[dict]:
         problem = _event_error(event)
         if problem:
             seq = event.get("seq") if isinstance(event, dict) else None
-            where = f"event {index}" + (f" (seq {seq})" if _is_int(seq) else "")
+            where = f"event {index}" + (f" (seq {seq})" if _check_field("seq", seq) is None else "")
             raise serializers.ValidationError(f"{where} {problem}")
         if event["seq"] in first_index:
             raise serializers.ValidationError(
@@ -176,6 +176,20 @@ class EventsField(serializers.Field):
         return value
 
 
+class TextField(serializers.CharField):
+    """A JSON string, kept as typed: no trimming, blank allowed, numbers NOT turned into text."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_blank", True)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class EventsInputSerializer(serializers.Serializer):
     page_id = serializers.UUIDField()
     events = EventsField()
@@ -190,7 +204,7 @@ class EventsOutputSerializer(serializers.Serializer):
 
 class DraftInputSerializer(serializers.Serializer):
     page_id = serializers.UUIDField()
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    text = TextField()
     version = serializers.IntegerField(min_value=0)
 
 
@@ -209,7 +223,7 @@ class SubmitOutputSerializer(serializers.Serializer):
 
 class SkipInputSerializer(serializers.Serializer):
     page_id = serializers.UUIDField()
-    reason = serializers.CharField(max_length=2000)
+    reason = TextField(max_length=2000)
 
 
 class SkipOutputSerializer(serializers.Serializer):

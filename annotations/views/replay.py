@@ -1,0 +1,72 @@
+"""The replay page: any post-edit's event log, applied step by step (slider and play button).
+
+Admins and researchers may watch it (it changes nothing); annotators get a 404, even for their own
+edits (the log is the study's instrument, not their view); anonymous users go to the login page.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from annotations.editing import stored_log
+from annotations.effort import LogEvent
+from annotations.models import PostEdit
+from annotations.replay import iter_replay, replay
+from annotations.roles import can_read_all
+
+
+def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int | None]:
+    """The page's steps (UTF-16 operations the browser applies) and the slider position of the divergence."""
+    by_seq = {event.seq: event for event in events}
+    steps: list[dict] = []
+    divergence_step = None
+    for step in iter_replay(original, events):
+        event = by_seq[step.seq]
+        if step.divergence is not None and divergence_step is None:
+            divergence_step = len(steps) + 1  # slider position 0 is the model output
+        steps.append(
+            {
+                "seq": step.seq,
+                "t": round(event.t),
+                "page": event.page[:8],
+                "kind": step.kind,
+                "start": step.start,
+                "end": step.end,
+                "insert": step.insert,
+                "diverged": step.divergence is not None,
+            }
+        )
+    return steps, divergence_step
+
+
+@login_required
+@require_GET
+def post_edit_replay(request: HttpRequest, pk: int) -> HttpResponse:
+    if not can_read_all(request.user):
+        raise Http404("No such page.")
+    post_edit = get_object_or_404(
+        PostEdit.objects.select_related("assignment__item__project", "assignment__annotator"), pk=pk
+    )
+    events = stored_log(post_edit)
+    steps, divergence_step = replay_steps(post_edit.original, events)
+    final_text = post_edit.text if post_edit.submitted_at else None
+    result = replay(post_edit.original, events, final_text=final_text)
+    return render(
+        request,
+        "annotations/replay.html",
+        {
+            "post_edit": post_edit,
+            "item": post_edit.assignment.item,
+            "step_count": len(steps),
+            "event_count": len(events),
+            "replay_data": {
+                "original": post_edit.original,
+                "steps": steps,
+                "divergence_step": divergence_step,
+            },
+            "divergence": post_edit.replay_divergence or result.divergence,
+            "replayed_text": result.text,
+            "final_matches": None if final_text is None else result.text == final_text,
+        },
+    )

@@ -1,0 +1,268 @@
+"""POST /api/post-edits/<id>/events/: idempotency, gaps, every malformed case, who may write."""
+
+import json
+import uuid
+
+import pytest
+from django.test import Client
+
+from annotations.editing import post_edit_open
+from annotations.models import Assignment, EditEvent
+from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_stores_a_batch_field_by_field(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    response = send(annotator_client, post_edit, visit, events)
+    assert response.status_code == 200
+    assert response.json() == {"stored": 11, "duplicates": 0, "gaps": [], "max_seq": 10}
+    stored = EditEvent.objects.get(post_edit=post_edit, seq=4)
+    assert (stored.kind, stored.input_type, stored.sel_start, stored.sel_end, stored.t_ms) == (
+        "beforeinput", "insertText", 5, 8, 1021.0
+    )  # fmt: skip
+    assert stored.visit == visit
+    typed = EditEvent.objects.get(post_edit=post_edit, seq=5)
+    assert (typed.data, typed.length_after, typed.sel_start) == ("i", 14, 6)
+    select = EditEvent.objects.get(post_edit=post_edit, seq=2)
+    assert select.extra == {"src": "mouse"}
+    submit_key = EditEvent.objects.get(post_edit=post_edit, seq=9)
+    assert (submit_key.key, submit_key.code, submit_key.modifiers, submit_key.repeat) == ("Enter", "Enter", 1, False)
+
+
+def test_the_same_batch_twice_is_stored_once(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    send(annotator_client, post_edit, visit, events)
+    again = send(annotator_client, post_edit, visit, events)
+    assert again.status_code == 200
+    assert again.json() == {"stored": 0, "duplicates": 11, "gaps": [], "max_seq": 10}
+    overlapping = send(annotator_client, post_edit, visit, events[8:] + [{"seq": 11, "t": 3000, "k": "blur"}])
+    assert overlapping.json() == {"stored": 1, "duplicates": 3, "gaps": [], "max_seq": 11}
+    assert EditEvent.objects.filter(post_edit=post_edit).count() == 12
+
+
+def test_gaps_are_recorded_then_filled(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    first = send(annotator_client, post_edit, visit, events[2:4] + events[7:9])
+    assert first.json() == {"stored": 4, "duplicates": 0, "gaps": [[0, 1], [4, 6]], "max_seq": 8}
+    post_edit.refresh_from_db()
+    assert post_edit.event_gaps == [[0, 1], [4, 6]]
+    partly = send(annotator_client, post_edit, visit, [events[5]])
+    assert partly.json()["gaps"] == [[0, 1], [4, 4], [6, 6]]
+    rest = send(annotator_client, post_edit, visit, events[0:2] + [events[4], events[6]] + events[9:])
+    assert rest.json() == {"stored": 6, "duplicates": 0, "gaps": [], "max_seq": 10}
+    post_edit.refresh_from_db()
+    assert post_edit.event_gaps == []
+
+
+def test_a_sendbeacon_form_post_is_accepted_with_the_form_csrf_token(annotator):
+    client = Client(enforce_csrf_checks=True)
+    client.login(username=annotator.username, password=PASSWORD)
+    post_edit, visit = open_item(annotator)
+    client.get("/login/")  # sets the CSRF cookie
+    token = client.cookies["csrftoken"].value
+    payload = json.dumps({"page_id": str(visit.page_id), "events": edit_log()[:3]})
+    response = client.post(url("events", post_edit), {"csrfmiddlewaretoken": token, "payload": payload})
+    assert response.status_code == 200, response.content
+    assert response.json()["stored"] == 3
+
+
+def test_it_enforces_csrf(annotator):
+    client = Client(enforce_csrf_checks=True)
+    client.login(username=annotator.username, password=PASSWORD)
+    post_edit, visit = open_item(annotator)
+    response = send(client, post_edit, visit, edit_log()[:3])
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["error"]
+    assert not EditEvent.objects.exists()
+
+
+def test_it_accepts_late_events_of_an_ended_page_load(annotator, annotator_client):
+    post_edit, first_visit = open_item(annotator)
+    post_edit, second_visit = post_edit_open(assignment=post_edit.assignment, user=annotator)  # a reload
+    first_visit.refresh_from_db()
+    assert first_visit.ended_at is not None
+    response = send(annotator_client, post_edit, first_visit, edit_log()[:4])
+    assert response.status_code == 200
+    assert set(EditEvent.objects.values_list("visit", flat=True)) == {first_visit.pk}
+
+
+MALFORMED = [
+    ("unknown kind", lambda e: e[3].update(k="keypress"), "event 3 (seq 3) field 'k': unknown event kind 'keypress'"),
+    ("t is a string", lambda e: e[4].update(t="soon"), "event 4 (seq 4) field 't' must be a number"),
+    ("t is negative", lambda e: e[4].update(t=-1), "event 4 (seq 4) field 't' must be between 0"),
+    ("seq is negative", lambda e: e[2].update(seq=-2), "event 2 field 'seq' must be an integer"),
+    ("seq is a bool", lambda e: e[2].update(seq=True), "event 2 field 'seq' must be an integer"),
+    ("seq is a float", lambda e: e[2].update(seq=2.5), "event 2 field 'seq' must be an integer"),
+    ("seq beyond 32 bits", lambda e: e[2].update(seq=2**31), "event 2 field 'seq' must be an integer"),
+    ("mods out of range", lambda e: e[3].update(mods=16), "event 3 (seq 3) field 'mods' must be an integer 0..15"),
+    ("rep not a bool", lambda e: e[3].update(rep=1), "event 3 (seq 3) field 'rep' must be true or false"),
+    ("data not a string", lambda e: e[5].update(data=5), "event 5 (seq 5) field 'data' must be a string"),
+    ("NUL in data", lambda e: e[5].update(data="i\x00"), "event 5 (seq 5) field 'data' contains a NUL character"),
+    ("lone surrogate", lambda e: e[5].update(data="\ud83d"), "event 5 (seq 5) field 'data' contains an unpaired"),
+    ("key too long", lambda e: e[3].update(key="k" * 65), "event 3 (seq 3) field 'key' is longer than 64"),
+    ("bad visibility", lambda e: e.append({"seq": 11, "t": 3000, "k": "visibility", "state": "gone"}), "event 11 (seq 11) field 'state'"),
+    ("unknown field", lambda e: e[3].update(shift=True), "event 3 (seq 3) has unknown field 'shift'"),
+    ("missing t", lambda e: e[3].pop("t"), "event 3 (seq 3) misses the field 't'"),
+    ("input without len", lambda e: e[5].pop("len"), "event 5 (seq 5) (input) misses the field 'len'"),
+    ("selection end before start", lambda e: e[2].update(s=8, e=5), "event 2 (seq 2) field 'e' is smaller than 's'"),
+    ("not an object", lambda e: e.__setitem__(1, [1, 2]), "event 1 is not a JSON object"),
+    ("decreasing t", lambda e: e[6].update(t=100), "event 6 (seq 6) field 't' decreases"),
+    ("repeated seq", lambda e: e[6].update(seq=5), "event 6 (seq 5) repeats the seq of event 5"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("spoil, message", [case[1:] for case in MALFORMED], ids=[case[0] for case in MALFORMED])
+def test_it_rejects_a_malformed_batch_and_stores_none_of_it(annotator, annotator_client, spoil, message):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    spoil(events)
+    response = send(annotator_client, post_edit, visit, events)
+    assert response.status_code == 400
+    assert response.json()["error"].startswith(f"events: {message}"), response.json()
+    assert not EditEvent.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("[1, 2]", "the request must be a JSON object"),
+        ('{"page_id": "x",', "JSON parse error"),
+        ('{"events": []}', "page_id: This field is required."),
+        ('{"page_id": "not-a-uuid", "events": []}', "page_id: Must be a valid UUID."),
+        ('{"page_id": "%s", "events": {"seq": 0}}', "events: events must be a list"),
+        ('{"page_id": "%s", "events": [{"seq": 0, "t": NaN, "k": "blur"}]}', "JSON parse error"),
+    ],
+)
+def test_it_rejects_malformed_bodies(annotator, annotator_client, body, message):
+    post_edit, visit = open_item(annotator)
+    if "%s" in body:
+        body = body % visit.page_id
+    response = annotator_client.post(url("events", post_edit), data=body, content_type="application/json")
+    assert response.status_code == 400
+    assert message in response.json()["error"]
+
+
+def test_it_rejects_a_form_post_without_valid_json(annotator, annotator_client):
+    post_edit, _ = open_item(annotator)
+    missing = annotator_client.post(url("events", post_edit), {"other": "x"})
+    assert missing.status_code == 400
+    assert missing.json() == {"error": "a form post must carry the JSON in the field 'payload'"}
+    broken = annotator_client.post(url("events", post_edit), {"payload": "{nope"})
+    assert broken.status_code == 400
+    assert broken.json()["error"].startswith("payload is not valid JSON")
+
+
+def test_it_rejects_more_events_than_configured(annotator, annotator_client, settings):
+    settings.EDITLAB_EVENTS_MAX_PER_BATCH = 10
+    post_edit, visit = open_item(annotator)
+    response = send(annotator_client, post_edit, visit, edit_log())
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        "events: 11 events in one batch; at most 10 (EDITLAB_EVENTS_MAX_PER_BATCH) are accepted"
+    )
+    assert not EditEvent.objects.exists()
+
+
+def test_it_rejects_more_bytes_than_configured(annotator, annotator_client, settings):
+    settings.EDITLAB_EVENTS_MAX_BYTES = 2048
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    events[5]["data"] = "i" * 2000
+    response = send(annotator_client, post_edit, visit, events)
+    assert response.status_code == 400
+    assert "(EDITLAB_EVENTS_MAX_BYTES)" in response.json()["error"]
+    assert not EditEvent.objects.exists()
+
+
+def test_it_rejects_an_unknown_page_id(annotator, annotator_client):
+    post_edit, _ = open_item(annotator)
+    _, other_visit = open_item(annotator)  # a page load of ANOTHER post-edit of the same annotator
+    for page_id in (uuid.uuid4(), other_visit.page_id):
+        response = post_json(annotator_client, url("events", post_edit), {"page_id": str(page_id), "events": edit_log()})
+        assert response.status_code == 400
+        assert response.json()["error"] == f"page_id {page_id} is not a page load of post-edit {post_edit.pk}"
+    assert not EditEvent.objects.exists()
+
+
+def test_a_seq_taken_by_another_tab_is_a_conflict_with_the_next_free_seq(annotator, annotator_client):
+    post_edit, tab_one = open_item(annotator)
+    _, tab_two = post_edit_open(assignment=post_edit.assignment, user=annotator)
+    send(annotator_client, post_edit, tab_one, edit_log()[:5])
+    response = send(annotator_client, post_edit, tab_two, edit_log()[:3])
+    assert response.status_code == 409
+    assert response.json()["code"] == "seq_conflict"
+    assert response.json()["next_seq"] == 5
+    assert EditEvent.objects.filter(visit=tab_two).count() == 0
+    renumbered = send(annotator_client, post_edit, tab_two, edit_log(start_seq=5)[:3])
+    assert renumbered.json() == {"stored": 3, "duplicates": 0, "gaps": [], "max_seq": 7}
+
+
+def test_events_for_a_submitted_post_edit_are_refused_but_retries_are_acknowledged(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    send(annotator_client, post_edit, visit, events)
+    submitted = post_json(
+        annotator_client,
+        url("submit", post_edit),
+        {"page_id": str(visit.page_id), "text": "This is a test.", "version": 0, "last_seq": 10},
+    )
+    assert submitted.status_code == 200
+    retry = send(annotator_client, post_edit, visit, events[5:])
+    assert retry.status_code == 200
+    assert retry.json()["duplicates"] == 6
+    late = send(annotator_client, post_edit, visit, [{"seq": 11, "t": 5000, "k": "blur"}])
+    assert late.status_code == 409
+    assert late.json()["code"] == "closed"
+    assert "already submitted" in late.json()["error"]
+    assert EditEvent.objects.filter(post_edit=post_edit).count() == 11
+
+
+def test_another_annotators_post_edit_is_not_found(annotator, other_annotator_client):
+    post_edit, visit = open_item(annotator)
+    response = send(other_annotator_client, post_edit, visit, edit_log())
+    assert response.status_code == 404
+    assert not EditEvent.objects.exists()
+    missing = post_json(other_annotator_client, url("events", 999_999), {"page_id": str(visit.page_id), "events": []})
+    assert missing.status_code == 404
+
+
+@pytest.mark.parametrize("reader", ["researcher_client", "admin_client"])
+def test_researchers_and_admins_cannot_write(annotator, reader, request):
+    post_edit, visit = open_item(annotator)
+    response = send(request.getfixturevalue(reader), post_edit, visit, edit_log())
+    assert response.status_code == 403
+    assert response.json() == {"error": "Researchers and admins cannot write post-edits; only their annotator can."}
+    assert not EditEvent.objects.exists()
+
+
+def test_anonymous_is_refused(annotator, client):
+    post_edit, visit = open_item(annotator)
+    response = send(client, post_edit, visit, edit_log())
+    assert response.status_code == 403
+    assert response.json() == {"error": "Authentication credentials were not provided."}
+    assert not EditEvent.objects.exists()
+
+
+def test_get_is_not_allowed(annotator, annotator_client):
+    post_edit, _ = open_item(annotator)
+    assert annotator_client.get(url("events", post_edit)).status_code == 405
+
+
+def test_the_endpoints_are_in_the_openapi_schema(client):
+    schema = client.get("/api/schema/?format=json").json()
+    for name in ("events", "draft", "submit", "skip"):
+        operation = schema["paths"][f"/api/post-edits/{{id}}/{name}/"]["post"]
+        assert operation["operationId"] == f"post_edit_{name}"
+        assert {"200", "400", "403", "404", "409"} <= set(operation["responses"])
+
+
+def test_an_assignment_status_does_not_change_by_ingesting(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    send(annotator_client, post_edit, visit, edit_log())
+    assert Assignment.objects.get(pk=post_edit.assignment_id).status == Assignment.IN_PROGRESS
