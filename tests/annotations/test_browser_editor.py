@@ -1,0 +1,383 @@
+"""The whole editor chain in a real browser: Playwright (PyPI) driving Debian's Chromium.
+
+Keys are real key presses (CDP input events), so the page sees exactly what an annotator's
+keyboard produces; the server's stored counts, replay and event log are then checked
+against the keys pressed.
+"""
+
+import contextlib
+import statistics
+import threading
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from annotations.models import Assignment, EditEvent, PostEdit, Visit
+from tests.factories import PASSWORD, AssignmentFactory, BatchFactory, ItemFactory, ProjectFactory
+
+# serialized_rollback: the flush between live-server tests must bring back the data
+# migrations' rows (the role groups) for the tests that follow.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 15000
+
+
+# ---------------------------------------------------------------- browser and server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: the browser tests need Debian's Chromium. "
+            "Install it with `apt-get install chromium` (editlab/scripts/install test does it)."
+        )
+    shared = connections["default"]
+    with sync_playwright() as playwright:
+        # With Playwright's event loop running in this thread, Django keeps connections per
+        # async context; hand it back the same connection, so that the test, the live server
+        # (in-memory SQLite) and pytest-django's serialized rollback all use one.
+        connections["default"] = shared
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _orm_beside_playwright():
+    # Playwright's sync API keeps an event loop in this thread while the browser runs; the
+    # ORM calls made here (and the database flush between tests) are still plain sync calls.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+_SERIAL_LOCK = threading.RLock()
+
+
+@pytest.fixture
+def site(live_server) -> str:
+    """The live server's URL. With in-memory SQLite its request threads share the test's one
+    connection, so requests run one at a time (and the test's own ORM writes take the same lock)."""
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        httpd = live_server.thread.httpd
+        app = httpd.get_app()
+        if not getattr(app, "editlab_serial", False):
+
+            def serial(environ, start_response):
+                with _SERIAL_LOCK:
+                    return app(environ, start_response)
+
+            serial.editlab_serial = True
+            httpd.set_app(serial)
+    return live_server.url
+
+
+def db_lock():
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        return _SERIAL_LOCK
+    return contextlib.nullcontext()
+
+
+@pytest.fixture
+def context(browser, site):
+    ctx = browser.new_context(base_url=site)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+    yield ctx
+    ctx.close()
+
+
+def logged_in_page(context, site: str, user) -> Page:
+    """A page whose context carries the user's session cookie (login itself is tested once)."""
+    client = Client()
+    client.force_login(user)
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": site}])
+    return context.new_page()
+
+
+@pytest.fixture
+def item_for(annotator):
+    def make(model_output: str) -> Assignment:
+        with db_lock():
+            batch = BatchFactory(project=ProjectFactory(guidelines="Fix it.", idle_threshold_s=30))
+            item = ItemFactory(project=batch.project, batch=batch, batch_position=0, model_output=model_output)
+            return AssignmentFactory(item=item, annotator=annotator)
+
+    return make
+
+
+def open_editor(page: Page, assignment: Assignment) -> None:
+    page.goto(f"/edit/{assignment.pk}/")
+    wait_ready(page)
+
+
+def wait_ready(page: Page) -> None:
+    page.wait_for_function("() => window.__editlabLogger !== undefined")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'post-edit-text'")
+
+
+def flush(page: Page) -> None:
+    page.evaluate("() => window.__editlabLogger.flush()")
+    assert page.evaluate("() => window.__editlabLogger.pending()") == 0
+
+
+def text_of(page: Page) -> str:
+    return page.locator("#post-edit-text").input_value()
+
+
+def post_edit_of(assignment: Assignment) -> PostEdit:
+    with db_lock():
+        return PostEdit.objects.get(assignment=assignment)
+
+
+def stored_seqs(post_edit: PostEdit) -> list[int]:
+    with db_lock():
+        return list(EditEvent.objects.filter(post_edit=post_edit).order_by("seq").values_list("seq", flat=True))
+
+
+def assert_complete_log(post_edit: PostEdit) -> list[int]:
+    seqs = stored_seqs(post_edit)
+    assert seqs == list(range(len(seqs))), "the stored log has gaps or does not start at 0"
+    assert post_edit.event_gaps == []
+    return seqs
+
+
+def submit_with_keys(page: Page, next_path: str = "/annotate/") -> None:
+    with page.expect_navigation(url=f"**{next_path}"):
+        page.keyboard.press("Control+Enter")
+
+
+# ---------------------------------------------------------------- tests
+
+
+def test_typed_keys_are_counted_and_replayed(context, site, annotator, item_for):
+    assignment = item_for("The cat sat.")
+    page = context.new_page()
+
+    # Log in through the login page; annotators land on their batches.
+    page.goto("/login/")
+    page.fill("#id_username", annotator.username)
+    page.fill("#id_password", PASSWORD)
+    page.click("form.login button[type=submit]")
+    page.wait_for_url("**/annotate/")
+    page.click("#continue")
+    page.wait_for_url(f"**/edit/{assignment.pk}/")
+    wait_ready(page)
+    assert page.evaluate("() => window.crossOriginIsolated") is True
+
+    textarea = page.locator("#post-edit-text")
+    textarea.click()  # a mouse caret move
+    keys = page.keyboard
+    keys.press("End")  # navigation 1
+    keys.press("Backspace")  # erase 1 -> "The cat sat"
+    keys.type(" 42 times")  # spaces 2, digits 2, letters 5
+    for _ in range(6):
+        keys.press("ArrowLeft")  # navigation 7: caret after "42"
+    keys.press("Shift+ArrowLeft")
+    keys.press("Shift+ArrowLeft")  # navigation 9: "42" selected
+    keys.type("7")  # digits 3 -> "The cat sat 7 times"
+    keys.press("Control+A")  # no class
+    keys.press("Control+C")  # copy 1
+    keys.press("End")  # navigation 10
+    keys.press("Enter")  # spaces 3
+    keys.press("Control+V")  # paste 1
+    assert text_of(page) == "The cat sat 7 times\nThe cat sat 7 times"
+    keys.press("Control+Z")  # undo_redo 1: the paste is gone
+    assert text_of(page) == "The cat sat 7 times\n"
+    keys.press("Backspace")  # erase 2
+    keys.type("!")  # symbols 1
+    assert text_of(page) == "The cat sat 7 times!"
+    submit_with_keys(page)
+
+    post_edit = post_edit_of(assignment)
+    assert post_edit.text == "The cat sat 7 times!"
+    assert post_edit.replay_ok is True, post_edit.replay_divergence
+    assert post_edit.flags == []
+    expected = {
+        "letters": 5,
+        "digits": 3,
+        "spaces": 3,
+        "symbols": 1,
+        "erase": 2,
+        "navigation": 10,
+        "copy": 1,
+        "cut": 0,
+        "paste": 1,
+        "undo_redo": 1,
+        "commands": 3,
+        "visible": 12,
+        "keystrokes": 14,
+        "allkeys": 27,
+    }
+    assert {name: getattr(post_edit, name) for name in expected} == expected
+    assert post_edit.wall_ms > 0 and 0 < post_edit.active_ms <= post_edit.wall_ms
+    assert_complete_log(post_edit)
+    with db_lock():
+        kinds = list(EditEvent.objects.filter(post_edit=post_edit).values_list("kind", flat=True))
+        paste = EditEvent.objects.get(post_edit=post_edit, kind="paste")
+        mouse_moves = EditEvent.objects.filter(post_edit=post_edit, kind="select", extra__src="mouse").count()
+    assert kinds[0] == "load" and kinds[-1] == "submit"
+    # every press: 27 counted keys and commands, Control x 5 (A, C, V, Z, Enter), Shift x 2,
+    # Enter of Ctrl+Enter; Ctrl+C/V/Z's letters are counted as commands, not keys
+    assert kinds.count("keydown") == 36
+    assert paste.data == "The cat sat 7 times"
+    assert mouse_moves == 1
+    with db_lock():
+        assert Assignment.objects.get(pk=assignment.pk).status == Assignment.SUBMITTED
+
+
+def test_a_reload_mid_edit_loses_nothing(context, site, annotator, item_for):
+    assignment = item_for("Hello")
+    page = logged_in_page(context, site, annotator)
+    open_editor(page, assignment)
+    page.keyboard.press("End")
+    page.keyboard.type(" wor")
+    flush(page)
+
+    # Nothing reaches the server any more; then the page is reloaded before anything was sent.
+    page.route("**/api/post-edits/**", lambda route: route.abort())
+    page.keyboard.type("ld 1")
+    page.keyboard.press("Backspace")
+    page.keyboard.type("2")
+    unsent = page.evaluate("() => window.__editlabLogger.pending()")
+    assert unsent >= 12
+    page.reload()
+    wait_ready(page)
+    assert text_of(page) == "Hello world 2"  # the newer local draft
+    page.unroute("**/api/post-edits/**")
+
+    page.keyboard.press("End")
+    page.keyboard.type("!")
+    page.click("#submit-button")
+    page.wait_for_url("**/annotate/")
+
+    post_edit = post_edit_of(assignment)
+    assert post_edit.text == "Hello world 2!"
+    assert post_edit.replay_ok is True, post_edit.replay_divergence
+    assert post_edit.flags == []
+    seqs = assert_complete_log(post_edit)
+    with db_lock():
+        visits = list(Visit.objects.filter(post_edit=post_edit).order_by("started_at"))
+        second_load = EditEvent.objects.get(post_edit=post_edit, kind="load", visit=visits[1])
+        keydowns = EditEvent.objects.filter(post_edit=post_edit, kind="keydown").count()
+    assert len(visits) == 2
+    assert second_load.data == "Hello world 2" and second_load.length_after == 13
+    assert second_load.seq > 0 and seqs[-1] == len(seqs) - 1
+    assert keydowns == 1 + 4 + 4 + 1 + 1 + 1 + 1  # End, " wor", "ld 1", Backspace, "2", End, "!"
+    assert (post_edit.letters, post_edit.digits, post_edit.erase, post_edit.navigation) == (5, 2, 1, 2)
+
+
+def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, annotator, item_for):
+    assignment = item_for("Offline test.")
+    page = logged_in_page(context, site, annotator)
+    open_editor(page, assignment)
+    page.evaluate("() => window.__editlabLoggerStats.reset()")
+    page.keyboard.press("End")
+    page.keyboard.type(" Before the outage, some words.")
+    flush(page)
+
+    context.set_offline(True)
+    burst = " Typed while offline: the quick brown fox jumps over the lazy dog 0123456789."
+    page.keyboard.type(burst)
+    for _ in range(10):
+        page.keyboard.press("Backspace")
+    page.keyboard.press("Home")
+    for _ in range(5):
+        page.keyboard.press("ArrowRight")
+    page.evaluate("() => window.__editlabLogger.saveDraft()")
+    page.wait_for_timeout(2500)  # at least one send attempt fails
+    assert "Offline" in page.locator("#save-status").inner_text()
+    assert page.evaluate("() => window.__editlabLogger.pending()") > len(burst)
+
+    context.set_offline(False)
+    page.keyboard.press("End")
+    page.keyboard.type(" Back online.")
+    flush(page)
+    stats = page.evaluate(
+        "() => ({samples: window.__editlabLoggerStats.samples(), persist: window.__editlabLoggerStats.persistMaxMs})"
+    )
+    expected = "Offline test. Before the outage, some words." + burst[:-10] + " Back online."
+    assert text_of(page) == expected
+    submit_with_keys(page)
+
+    post_edit = post_edit_of(assignment)
+    assert post_edit.text == expected
+    assert post_edit.replay_ok is True, post_edit.replay_divergence
+    assert post_edit.flags == []
+    seqs = assert_complete_log(post_edit)
+    with db_lock():
+        assert EditEvent.objects.filter(post_edit=post_edit).count() == len(seqs)
+        keydowns = EditEvent.objects.filter(post_edit=post_edit, kind="keydown").count()
+    typed = len(" Before the outage, some words.") + len(burst) + len(" Back online.")
+    assert keydowns == 1 + typed + 10 + 1 + 5 + 1 + 2  # ... End, then Control+Enter
+    assert post_edit.erase == 10 and post_edit.navigation == 8
+
+    # The handler's own cost per event (performance.now() around it; 5 µs clock when isolated).
+    samples_us = sorted(1000 * ms for ms in stats["samples"])
+    assert len(samples_us) > 3 * typed
+    mean_us = statistics.fmean(samples_us)
+    median_us = statistics.median(samples_us)
+    p99_us = samples_us[int(0.99 * (len(samples_us) - 1))]
+    print(f"\nlogger handler cost over {len(samples_us)} events: mean {mean_us:.1f} µs, "
+          f"median {median_us:.1f} µs, p99 {p99_us:.1f} µs, max {samples_us[-1]:.1f} µs")
+    assert mean_us < 200, f"mean handler cost {mean_us:.1f} µs"
+    assert p99_us < 1000, f"p99 handler cost {p99_us:.1f} µs"
+
+
+def test_a_draft_saved_elsewhere_is_shown_beside_ours(context, site, annotator, item_for):
+    assignment = item_for("Shared text.")
+    page = logged_in_page(context, site, annotator)
+    open_editor(page, assignment)
+    # Another device saves its draft meanwhile.
+    with db_lock():
+        PostEdit.objects.filter(assignment=assignment).update(draft_text="Their text.", version=1)
+    page.keyboard.press("End")
+    page.keyboard.type(" Mine.")
+    page.evaluate("() => window.__editlabLogger.saveDraft()")
+    conflict = page.locator("#conflict")
+    conflict.wait_for(state="visible")
+    assert conflict.locator("[data-conflict=mine]").input_value() == "Shared text. Mine."
+    assert conflict.locator("[data-conflict=theirs]").input_value() == "Their text."
+    assert post_edit_of(assignment).draft_text == "Their text."  # nothing overwritten
+
+    page.click("[data-choose=theirs]")
+    assert text_of(page) == "Their text."
+    page.keyboard.type(" Merged.")
+    submit_with_keys(page)
+
+    post_edit = post_edit_of(assignment)
+    assert post_edit.text == "Their text. Merged."
+    assert post_edit.replay_ok is True, post_edit.replay_divergence
+    assert_complete_log(post_edit)
+
+
+def test_skip_asks_for_a_reason(context, site, annotator, item_for):
+    assignment = item_for("Unfixable.")
+    page = logged_in_page(context, site, annotator)
+    open_editor(page, assignment)
+    page.click("#skip-button")
+    page.fill("#skip-reason", "   ")
+    page.click("#skip-form button[type=submit]")
+    assert "give a reason" in page.locator("[data-skip-error]").inner_text()
+    page.fill("#skip-reason", "The source is garbled.")
+    with page.expect_navigation(url="**/annotate/"):
+        page.click("#skip-form button[type=submit]")
+    with db_lock():
+        assignment.refresh_from_db()
+    assert assignment.status == Assignment.SKIPPED
+    assert assignment.skip_reason == "The source is garbled."
+
