@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 
 from annotations.importers import editeval, natinst, pet, table
 from annotations.importers.base import ImportDataError, InputFile, Plan, check_size
@@ -66,19 +66,26 @@ def import_items(
             f"conflicts with data stored while importing ({exc}); nothing was imported, try again",
             file=files[0].name,
         ) from None
+    except DataError as exc:
+        # A value the database refuses that the checks above let through; rolled back too.
+        raise ImportDataError(f"the database refused a value ({exc}); nothing was imported", file=files[0].name) from None
     return report
 
 
 def read_path(path: Path, fmt: str) -> list[InputFile]:
     if fmt == "pet":
         if not path.is_dir():
-            raise ImportDataError("a PET study is a folder (a header file and one file per post-editor)",
-                                  file=str(path))
-        return [
+            raise ImportDataError(
+            "a PET study is a folder (a header file and one file per post-editor)", file=str(path)
+        )
+        files = [
             InputFile.from_path(child, str(path / child.name))
             for child in sorted(path.iterdir())
             if child.is_file() and not child.name.startswith(".") and not child.name.lower().startswith("readme")
         ]
+        if not files:
+            raise ImportDataError("the folder holds no files", file=str(path))
+        return files
     if path.is_dir():
         raise ImportDataError(f"is a folder; the {fmt} format reads one file", file=str(path))
     return [InputFile.from_path(path)]

@@ -109,11 +109,13 @@ def json_lines(file: InputFile):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = load_json(line)
         except json.JSONDecodeError as exc:
             raise ImportDataError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=line_no
             ) from None
+        except ValueError as exc:
+            raise ImportDataError(f"invalid JSON: {exc}", file=file.name, line=line_no) from None
         if not isinstance(record, dict):
             raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
         yield line_no, record
@@ -173,17 +175,28 @@ def require_str_list(value: Any, *, file: str, line: int, field: str) -> list[st
     return value
 
 
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def scalar(text: str) -> Any:
-    """Numbers as numbers (finite ones: JSON has no NaN), everything else as text."""
-    try:
+    """Plain decimal numbers as numbers (finite ones: JSON has no NaN), everything else as text."""
+    if _INT.fullmatch(text):
         return int(text)
-    except ValueError:
-        pass
-    try:
+    if _FLOAT.fullmatch(text):
         number = float(text)
-    except ValueError:
-        return text
-    return number if math.isfinite(number) else text
+        if math.isfinite(number):
+            return number
+    return text
+
+
+def _no_constants(name: str) -> None:
+    raise ValueError(f"{name} is not allowed (JSON has no NaN or Infinity)")
+
+
+def load_json(text: str) -> Any:
+    """json.loads that refuses NaN/Infinity, which Python accepts and PostgreSQL does not."""
+    return json.loads(text, parse_constant=_no_constants)
 
 
 def json_type(value: Any) -> str:

@@ -20,6 +20,7 @@ from annotations.importers.base import (
     Plan,
     array_lines,
     json_type,
+    load_json,
     require_str,
     require_str_list,
 )
@@ -40,9 +41,11 @@ EXAMPLE_KEYS = ("Positive Examples", "Negative Examples")
 def parse(file: InputFile) -> Plan:
     text = file.text()
     try:
-        task = json.loads(text)
+        task = load_json(text)
     except json.JSONDecodeError as exc:
         raise ImportDataError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=exc.lineno) from None
+    except ValueError as exc:
+        raise ImportDataError(f"invalid JSON: {exc}", file=file.name) from None
     if not isinstance(task, dict):
         raise ImportDataError(f"expected a JSON object (one task), got {json_type(task)}", file=file.name, line=1)
     instances = task.get("Instances")

@@ -127,21 +127,26 @@ def _existing_items(project: Project, rows: list[ItemRow]) -> dict[str, tuple[in
     """Items of the project with the plan's ids; the same id with other text is a conflict."""
     wanted = {row.external_id: row for row in rows}
     found: dict[str, tuple[int, ItemRow]] = {}
-    stored = project.items.values_list("external_id", "id", "source", "model_output")
-    for external_id, pk, source, model_output in stored.iterator(chunk_size=5000):
-        row = wanted.get(external_id)
-        if row is None:
-            continue
-        if (source, model_output) != (row.source, row.model_output):
-            changed = "model_output" if model_output != row.model_output else "source"
-            raise _fail(
-                f"duplicate id {external_id!r}: project {project.name!r} already has this item "
-                f"with a different {changed}",
-                row.origin,
-                "external_id",
-            )
-        found[external_id] = (pk, row)
+    for ids in _chunks(list(wanted)):
+        stored = project.items.filter(external_id__in=ids).values_list("external_id", "id", "source", "model_output")
+        for external_id, pk, source, model_output in stored:
+            row = wanted[external_id]
+            if (source, model_output) != (row.source, row.model_output):
+                changed = "model_output" if model_output != row.model_output else "source"
+                raise _fail(
+                    f"duplicate id {external_id!r}: project {project.name!r} already has this item "
+                    f"with a different {changed}",
+                    row.origin,
+                    "external_id",
+                )
+            found[external_id] = (pk, row)
     return found
+
+
+def _chunks(values: list, size: int = 2000):
+    # Keeps each IN (...) well under SQLite's bound-parameter limit.
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
 
 
 def _annotators(rows: list[PostEditRow]) -> dict[str, object | None]:
@@ -171,11 +176,15 @@ def _existing_post_edits(
     if not users or not items:
         return set()
     wanted = {(row.external_id, row.annotator): row for row in rows}
-    stored = Assignment.objects.filter(annotator_id__in=list(users), item__in=list(items)).values_list(
-        "item_id", "annotator_id", "status", "post_edit__origin", "post_edit__text"
-    )
+    stored = [
+        found
+        for item_ids in _chunks(list(items))
+        for found in Assignment.objects.filter(annotator_id__in=list(users), item_id__in=item_ids).values_list(
+            "item_id", "annotator_id", "status", "post_edit__origin", "post_edit__text"
+        )
+    ]
     same: set[tuple[str, str]] = set()
-    for item_id, user_id, status, origin, text in stored.iterator(chunk_size=5000):
+    for item_id, user_id, status, origin, text in stored:
         key = (items[item_id], users[user_id])
         row = wanted.get(key)
         if row is None:

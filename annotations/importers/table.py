@@ -33,6 +33,7 @@ from annotations.importers.base import (
     content_id,
     json_lines,
     json_type,
+    load_json,
     scalar,
 )
 from annotations.models import EFFORT_COUNT_FIELDS
@@ -206,9 +207,11 @@ def _text_list(values: dict[str, Any], target: str, origin: Origin) -> list[str]
     where = {"file": origin.file, "line": origin.line, "field": target}
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
-            value = json.loads(value)
+            value = load_json(value)
         except json.JSONDecodeError as exc:
             raise ImportDataError(f"starts with '[' but is not a JSON list: {exc.msg}", **where) from None
+        except ValueError as exc:
+            raise ImportDataError(f"starts with '[' but is not a JSON list: {exc}", **where) from None
     if value is None or value == "":
         return []
     if isinstance(value, str):

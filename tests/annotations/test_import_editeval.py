@@ -100,6 +100,7 @@ BAD_LINES = [
     (json.dumps(example(5, meta=[1])), r"line 2, field 'meta': must be an object, got a list"),
     (json.dumps(example(0)), r"line 2, field 'external_id': duplicate id 'jfleg-test-0' \(first at .*, line 1\)"),
     (json.dumps(example(5, id="x" * 300)), r"line 2, field 'external_id': id is longer than 255 characters"),
+    (json.dumps(example(5, meta={"score": 1})).replace("1}", "NaN}"), r"line 2: invalid JSON: NaN is not allowed"),
 ]
 
 

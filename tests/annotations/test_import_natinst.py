@@ -111,6 +111,8 @@ def test_a_reimport_creates_nothing(tmp_path):
     [
         ('{\n  "Definition": ["x"],\n  "Instances": [,]\n}', r"line 3: invalid JSON: Expecting value"),
         ("[]", r"line 1: expected a JSON object \(one task\), got a list"),
+        ('{"Definition": "x", "Instances": [{"input": "a", "output": [], "n": -Infinity}]}',
+         r"json: invalid JSON: -Infinity is not allowed"),
         (task(Instances=[]), r"field 'Instances': required field must be a non-empty list"),
         ({k: v for k, v in task().items() if k != "Definition"}, r"field 'Definition': required field is missing"),
         (task(Definition=[1]), r"field 'Definition': entry 0 must be a string"),

@@ -165,6 +165,15 @@ def test_an_empty_mapping_entry_leaves_a_same_named_column_unmapped(tmp_path, pr
     assert Item.objects.get().meta == {"edited": "y", "annotator": "zed"}
 
 
+@pytest.mark.django_db
+def test_unmapped_cells_become_numbers_only_when_plainly_numeric(tmp_path, project):
+    path = write(tmp_path, "a.csv", "model_output,a,b,c,d,e,f\nx,12,-0.5,1_000,nan,1e999, 7\n")
+
+    import_items(project=project, fmt="table", path=path)
+
+    assert Item.objects.get().meta == {"a": 12, "b": -0.5, "c": "1_000", "d": "nan", "e": "1e999", "f": " 7"}
+
+
 def test_read_header_offers_the_columns_for_the_mapping():
     assert read_header(InputFile("a.csv", b"id,mt text,pe\n1,2,3\n")) == ["id", "mt text", "pe"]
     assert read_header(InputFile("a.jsonl", b'\n{"x": 1, "y": 2}\n')) == ["x", "y"]
@@ -187,6 +196,7 @@ BAD = [
      r"a.csv, line 3, field 'external_id': duplicate id 'k' \(first at .*a.csv, line 2\)"),
     ("a.csv", "model_output,gold_edits\nx,\"[\"\"a\"\", 1]\"\n", {},
      r"line 2, field 'gold_edits': must be a string or a list of strings"),
+    ("a.csv", "model_output,gold_edits\nx,[NaN]\n", {}, r"line 2, field 'gold_edits': .* NaN is not allowed"),
     ("a.csv", "model_output,gold_edits\nx,[oops\n", {}, r"line 2, field 'gold_edits': starts with '\[' but is not a JSON list"),
     ("s.tsv", STUDY_TSV.replace("\t8\t", "\teight\t"), STUDY_MAP, r"s.tsv, line 3, field 'wall_s': 'eight' is not a number"),
     ("s.tsv", STUDY_TSV.replace("\t0\t2\t2\t", "\t0\t-2\t2\t"), STUDY_MAP, r"s.tsv, line 3, field 'keystrokes': -2 is negative"),
