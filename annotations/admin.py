@@ -164,7 +164,7 @@ class PostEditAdmin(ReadOnlyAdmin):
     list_filter = ("origin", "assignment__status", "replay_ok", "assignment__item__project")
     search_fields = ("assignment__item__external_id", "assignment__annotator__username", "text")
     list_select_related = ("assignment__item__project", "assignment__annotator")
-    readonly_fields = ("event_log",)
+    readonly_fields = ("event_log", "replay_page")
 
     @admin.display(ordering="assignment__status")
     def status(self, post_edit: PostEdit) -> str:
@@ -174,6 +174,12 @@ class PostEditAdmin(ReadOnlyAdmin):
     def event_log(self, post_edit: PostEdit) -> str:
         url = reverse("admin:annotations_editevent_changelist") + f"?post_edit__id__exact={post_edit.pk}"
         return format_html('<a href="{}">{} events</a>', url, post_edit.events.count())
+
+    @admin.display(description="replay")
+    def replay_page(self, post_edit: PostEdit) -> str:
+        """Link to the step-by-step replay (annotations/views/replay.py)."""
+        url = reverse("manage-post-edit-replay", args=[post_edit.pk])
+        return format_html('<a href="{}">replay step by step</a>', url)
 
 
 @admin.register(Visit)

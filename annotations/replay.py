@@ -14,10 +14,12 @@ Rules (the contract in annotations/editing.py):
   beforeinput, the inserted text is taken to end at the caret (`s`) and the removed length follows
   from `len`. delete*: (length before - len) units are removed at the caret after (`s`).
   historyUndo/historyRedo, any other input type, and any input with `f` true: `data` is the full text.
-- insertCompositionText inside a composition replaces the composition (which starts at the first
-  such input's selection) with the latest compositionupdate `data` — the whole composition string —
-  because an IME conversion can shrink the composition behind the caret, which the selection cannot
-  describe. Should that not give the logged length, the plain insert rule is tried.
+- insertCompositionText: when the beforeinput reports the composition's range (its `s` is where the
+  composition starts), the plain insert rule applies. When it reports the IME's caret instead, the
+  composition (from the first such input's selection) is replaced by the latest compositionupdate
+  `data` — the whole composition string — because an IME conversion can shrink the composition
+  behind the caret, which a caret cannot describe. If the chosen rule does not give the logged
+  length, the other one is tried.
 - After each input, the text length must equal `len`; the first event where it does not is THE
   divergence point. Finally the text must equal the submitted text.
 """
@@ -120,17 +122,24 @@ def _fits(length: int, operation: tuple[int, int, str], expected: int | None) ->
 def _composition_operation(
     length: int, event: LogEvent, before: LogEvent | None, composition: _Composition
 ) -> tuple[int, int, str]:
+    """Which rule describes this composition step: the plain insert or "the composition is replaced".
+
+    A client whose beforeinput reports the composition's range (s = its start) describes the change
+    exactly with the plain rule; one that reports the IME's caret does not, and the composition
+    rule applies. Whichever comes first and gives the logged length wins.
+    """
+    plain = _plain_operation(length, event, before)
     if composition.start is None:
-        start, end, _ = _plain_operation(length, event, before)
-        composition.start = start
-        operation = (start, end, composition.data or "")
+        composition.start = plain[0]
+        candidates = [plain, (plain[0], plain[1], composition.data or "")]
     else:
-        operation = (composition.start, composition.start + composition.length, composition.data or "")
-    if not _fits(length, operation, event.len):
-        plain = _plain_operation(length, event, before)
-        if _fits(length, plain, event.len):
-            operation = plain
-    return operation
+        ours = (composition.start, composition.start + composition.length, composition.data or "")
+        reports_range = before is not None and before.s == composition.start
+        candidates = [plain, ours] if reports_range else [ours, plain]
+    for operation in candidates:
+        if _fits(length, operation, event.len):
+            return operation
+    return candidates[0]
 
 
 def iter_replay(original: str, events: Iterable[LogEvent]) -> Iterator[ReplayStep]:

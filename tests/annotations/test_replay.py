@@ -138,6 +138,23 @@ def test_a_same_length_conversion_is_not_mistaken_for_no_change():
     assert replay("", events, final_text="漢字").ok
 
 
+def test_a_client_that_reports_the_composition_range_replays_by_the_plain_rule():
+    # The selection of each beforeinput is the composition's range and `data` the whole composition;
+    # the commit differs from the last compositionupdate (same length), which the plain rule gets right.
+    events = log(
+        {"t": 0, "k": "load", "data": "a", "len": 1},
+        {"t": 1, "k": "compositionstart", "data": ""},
+        {"t": 2, "k": "compositionupdate", "data": "かん"},
+        {"t": 3, "k": "beforeinput", "it": "insertCompositionText", "s": 1, "e": 1},
+        {"t": 4, "k": "input", "it": "insertCompositionText", "s": 3, "len": 3, "data": "かん"},
+        {"t": 5, "k": "beforeinput", "it": "insertCompositionText", "s": 1, "e": 3},
+        {"t": 6, "k": "input", "it": "insertCompositionText", "s": 3, "len": 3, "data": "漢字"},
+        {"t": 7, "k": "compositionend", "data": "漢字"},
+    )
+    result = replay("a", events, final_text="a漢字")
+    assert result.ok, result.divergence
+
+
 def test_a_cancelled_beforeinput_is_ignored():
     events = log(
         {"t": 0, "k": "load", "data": "ab", "len": 2},

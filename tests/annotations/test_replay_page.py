@@ -106,3 +106,10 @@ def test_hostile_markup_is_shown_as_text(annotator, admin_client):
     assert "</pre><b>" not in body
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in body
     assert replay_data(response)["steps"][1]["insert"] == "</pre><b>"  # intact once parsed
+
+
+def test_the_django_admin_post_edit_page_links_to_the_replay(annotator, admin_client):
+    post_edit = submitted(annotator)
+    response = admin_client.get(reverse("admin:annotations_postedit_change", args=[post_edit.pk]))
+    assert response.status_code == 200
+    assert f'href="{page_url(post_edit)}"' in response.content.decode()
