@@ -148,6 +148,7 @@ class EffortModel:
     # not part of the JSON (one value per edit).
     predicted: np.ndarray | None = field(default=None, repr=False)
     measured: np.ndarray | None = field(default=None, repr=False)
+    index: np.ndarray | None = field(default=None, repr=False)  # the input frame's index labels of those rows
 
 
 @dataclass
@@ -169,8 +170,8 @@ class Analysis:
         """Plain JSON types: NaN/inf become None, arrays are left out."""
         data = asdict(self)
         if data["effort_model"] is not None:
-            data["effort_model"].pop("predicted", None)
-            data["effort_model"].pop("measured", None)
+            for key in ("predicted", "measured", "index"):
+                data["effort_model"].pop(key, None)
         return _plain(data)
 
 
@@ -817,7 +818,46 @@ def _effort_model(
     model = effort_model(rows, metrics=usable, target=target, annotator=annotator, settings=settings,
                          fold_table=_folds_for(complete, settings, fold_cache))
     model.dropped, model.excluded_metrics = dropped, excluded
+    model.index = rows.index.to_numpy()
     model.messages = notes + model.messages
     if annotator in rows and rows[annotator].nunique() == 1:
         model.messages.append("one annotator only: no annotator effect in the model")
     return model
+
+
+# --- flat views (tables, CSV) -------------------------------------------------------
+
+
+def summary_rows(analysis: Analysis) -> list[dict]:
+    """One flat row per metric: the table of the report, the analyze command and the CSV.
+
+    Per-annotator Pearson r comes as `pearson[<annotator>]` columns, in annotator order.
+    """
+    rows = []
+    for name, m in analysis.metrics.items():
+        williams = m.williams_vs_best
+        cv = m.knn_r2_cv
+        row = {
+            "metric": name,
+            "direction": m.direction,
+            "n": m.n,
+            "dropped": m.dropped,
+            "pearson": m.pearson,
+            "pearson_p": m.pearson_p,
+            "pearson_ci_low": m.pearson_ci[0] if m.pearson_ci else None,
+            "pearson_ci_high": m.pearson_ci[1] if m.pearson_ci else None,
+            "pearson_oriented": m.pearson_oriented,
+            "spearman": m.spearman,
+            "spearman_p": m.spearman_p,
+            "knn_r2": m.knn_r2,
+            "knn_r2_cv_mean": cv.mean if cv else None,
+            "knn_r2_cv_sd": cv.sd if cv else None,
+            "best": name == analysis.best_metric,
+            "williams_t": williams.t if williams else None,
+            "williams_p": williams.p if williams else None,
+            "williams_significant": williams.significant if williams else None,
+        }
+        for annotator in analysis.annotators:
+            row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)
+        rows.append(_plain(row))
+    return rows

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from metrics.views import jobs
+from metrics.views import report
 
 urlpatterns: list = [
     # Metric values, jobs and exports (metrics/views/jobs.py): researchers and admins.
@@ -10,4 +11,11 @@ urlpatterns: list = [
     path("research/<int:project_id>/metrics/jobs/<int:job_id>/", jobs.job_page, name="metrics-job"),
     path("research/<int:project_id>/metrics/jobs/<int:job_id>/retry/", jobs.job_retry, name="metrics-job-retry"),
     path("research/<int:project_id>/metrics/export/", jobs.export_download, name="metrics-export"),
+    # Analysis reports (metrics/views/report.py): researchers and admins.
+    path("research/reports/", report.report_projects, name="metrics-reports"),
+    path("research/<int:project_id>/report/", report.report_page, name="metrics-report"),
+    path("research/<int:project_id>/report/analysis.<slug:fmt>", report.report_data, name="metrics-report-data"),
+    path(
+        "research/<int:project_id>/report/plots/<slug:kind>.<slug:fmt>", report.report_plot, name="metrics-report-plot"
+    ),
 ]

@@ -1,0 +1,123 @@
+"""Report plots drawn by the server with matplotlib (Agg), as SVG or PNG bytes. No ORM.
+
+Figures are built with matplotlib.figure.Figure (no pyplot global state, so threads and
+requests never share a figure). Text is never interpreted: mathtext is off (a `$` in an
+annotator or project name stays a `$`), and SVG text is written as escaped <text>, so
+hostile names stay inert in the page and in the downloaded file.
+"""
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+
+from metrics.analysis import LineFit
+
+matplotlib.use("Agg")
+
+FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
+MAX_POINTS = 4000  # beyond this a scatter shows a fixed random sample (the fit uses every point)
+STYLE = {
+    "text.parse_math": False,
+    "text.usetex": False,
+    "svg.fonttype": "none",  # real, escaped <text> (searchable) instead of glyph paths
+    "svg.hashsalt": "editlab",  # stable element ids: the same data gives the same file
+    "font.size": 9,
+    "axes.titlesize": 10,
+}
+
+
+def sample_indices(n: int, limit: int = MAX_POINTS, seed: int = 0) -> np.ndarray:
+    if n <= limit:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))
+
+
+def _render(build, fmt: str) -> bytes:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown plot format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    with matplotlib.rc_context(STYLE):
+        figure = build()
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format=fmt, dpi=150 if fmt == "png" else 72, bbox_inches="tight",
+                       metadata={"Date": None} if fmt == "svg" else None)
+    return buffer.getvalue()
+
+
+def scatter(
+    x: np.ndarray, y: np.ndarray, *, fit: LineFit | None, title: str, xlabel: str, ylabel: str, fmt: str = "svg",
+    note: str = "",
+) -> bytes:
+    """Points, the least-squares line and its 95% confidence band."""
+
+    def build() -> Figure:
+        figure = Figure(figsize=(4.2, 3.2))
+        axes = figure.add_subplot()
+        shown = sample_indices(x.size)
+        axes.scatter(x[shown], y[shown], s=6, alpha=0.35, linewidths=0, color="#2458a6")
+        if fit is not None:
+            grid = np.linspace(float(x.min()), float(x.max()), 100)
+            low, high = fit.band(grid)
+            axes.fill_between(grid, low, high, color="#d9822b", alpha=0.3, linewidth=0, label="95% CI")
+            axes.plot(grid, fit.predict(grid), color="#d9822b", linewidth=1.5, label="least squares")
+            axes.legend(loc="upper left", frameon=False)
+        axes.set_title(title)
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        if shown.size < x.size:
+            note_text = f"showing {shown.size:,} of {x.size:,} points; the line uses all"
+            axes.annotate(note_text, (1, 0), xycoords="axes fraction", ha="right", va="bottom", fontsize=7)
+        elif note:
+            axes.annotate(note, (1, 0), xycoords="axes fraction", ha="right", va="bottom", fontsize=7)
+        return figure
+
+    return _render(build, fmt)
+
+
+def heatmap(names: Sequence[str], values: Sequence[Sequence[float | None]], *, title: str, fmt: str = "svg") -> bytes:
+    """The metric x metric Pearson matrix, annotated; blank where undefined."""
+
+    def build() -> Figure:
+        n = len(names)
+        size = max(3.0, 0.45 * n + 1.6)
+        figure = Figure(figsize=(size + 0.8, size))
+        axes = figure.add_subplot()
+        matrix = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float).reshape(n, n)
+        image = axes.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
+        axes.set_xticks(range(n), labels=list(names), rotation=60, ha="right")
+        axes.set_yticks(range(n), labels=list(names))
+        for i in range(n):
+            for j in range(n):
+                if np.isfinite(matrix[i, j]):
+                    colour = "white" if abs(matrix[i, j]) > 0.6 else "black"
+                    axes.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=7, color=colour)
+        figure.colorbar(image, ax=axes, shrink=0.8, label="Pearson r")
+        axes.set_title(title)
+        return figure
+
+    return _render(build, fmt)
+
+
+def predicted_vs_measured(
+    measured: np.ndarray, predicted: np.ndarray, *, title: str, label: str, fmt: str = "svg"
+) -> bytes:
+    """The effort model's out-of-fold predictions against the measured effort, with y = x."""
+
+    def build() -> Figure:
+        figure = Figure(figsize=(4.2, 3.6))
+        axes = figure.add_subplot()
+        shown = sample_indices(measured.size)
+        axes.scatter(measured[shown], predicted[shown], s=6, alpha=0.35, linewidths=0, color="#2458a6")
+        if measured.size:
+            low = float(min(measured.min(), predicted.min()))
+            high = float(max(measured.max(), predicted.max()))
+            axes.plot([low, high], [low, high], color="#555", linewidth=1, linestyle="--", label="predicted = measured")
+            axes.legend(loc="upper left", frameon=False)
+        axes.set_title(title)
+        axes.set_xlabel(f"measured {label}")
+        axes.set_ylabel(f"predicted {label} (out of fold)")
+        return figure
+
+    return _render(build, fmt)

@@ -1,0 +1,291 @@
+"""The analysis report: which metric predicts the measured effort, with tables and plots.
+
+Researchers and admins only: anonymous users go to the login page, annotators get 403,
+an unknown project 404. The page is one GET form (project selection + target); with
+htmx a change re-renders only the report body (partial "metrics/report_body.html"),
+without it the form's submit button reloads the page. Plots are <img> URLs drawn by
+the server (SVG or PNG), each with its numbers as CSV and JSON; the whole analysis
+downloads as JSON (the analyze command's schema) and its table as CSV.
+"""
+
+import csv
+import io
+import json
+from urllib.parse import urlencode
+
+import numpy as np
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from annotations.models import Assignment, Project
+from annotations.roles import can_read_all
+from metrics import plots
+from metrics.analysis import fit_line, summary_rows
+from metrics.dataset import TARGETS, VARIANTS
+from metrics.exports import neutralise_formula
+from metrics.reports import ORIGINS, Report, Selection, SelectionError, annotator_names, report_build, \
+    selection_from_query, task_types
+
+PLOT_KINDS = ("scatter", "heatmap", "effort")
+NUMBER_FORMATS = ("csv", "json")
+SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def _project(request: HttpRequest, project_id: int) -> Project:
+    if not can_read_all(request.user):
+        raise PermissionDenied("Only researchers and admins may read analysis reports.")
+    return get_object_or_404(Project, pk=project_id)
+
+
+def _safe_name(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text).strip("_") or "report"
+
+
+def _query(selection: Selection, **extra: str) -> str:
+    return urlencode({**selection.as_params(), **extra}, doseq=True)
+
+
+@login_required
+@require_GET
+def report_projects(request: HttpRequest) -> HttpResponse:
+    if not can_read_all(request.user):
+        raise PermissionDenied("Only researchers and admins may read analysis reports.")
+    projects = Project.objects.annotate(
+        submitted=Count("items__assignments", filter=Q(items__assignments__status=Assignment.SUBMITTED))
+    ).order_by("name")
+    return render(request, "metrics/report_projects.html", {"projects": projects})
+
+
+@login_required
+@require_GET
+def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = _project(request, project_id)
+    context = {
+        "project": project,
+        "targets": list(TARGETS),
+        "variants": VARIANTS,
+        "origins": ORIGINS,
+        "all_annotators": annotator_names(project=project),
+        "task_types": task_types(project=project),
+        "chosen": {
+            "target": request.GET.get("target", "keystrokes"),
+            "variant": request.GET.get("variant", VARIANTS[0]),
+            "annotators": request.GET.getlist("annotators"),
+            "task_type": request.GET.get("task_type", ""),
+            "origin": request.GET.get("origin", ""),
+        },
+    }
+    status = 200
+    try:
+        selection = selection_from_query(project=project, query=request.GET)
+    except SelectionError as exc:
+        context["error"] = str(exc)
+        status = 400
+    else:
+        context.update(_report_context(report_build(selection=selection), project))
+    template = "metrics/report_body.html" if request.htmx else "metrics/report.html"
+    return render(request, template, context, status=status)
+
+
+def _report_context(report: Report, project: Project) -> dict:
+    analysis = report.analysis
+    query = _query(report.selection)
+    plot_base = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "KIND", "fmt": "FMT"})
+
+    def plot_urls(kind: str, **extra: str) -> dict:
+        q = _query(report.selection, **extra)
+        base = plot_base.replace("KIND", kind)
+        return {fmt: f"{base.replace('FMT', fmt)}?{q}" for fmt in ("svg", "png", "csv", "json")}
+
+    rows = []
+    for row, (name, result) in zip(summary_rows(analysis), analysis.metrics.items(), strict=True):
+        rows.append({
+            **row,
+            "per_annotator": [result.pearson_per_annotator.get(a) for a in analysis.annotators],
+            "messages": result.messages,
+            "plots": plot_urls("scatter", metric=name) if result.pearson is not None else None,
+        })
+    model = analysis.effort_model
+    contributions = []
+    if model is not None:
+        contributions = [
+            {"input": name, "contribution": model.contributions.get(name), "coefficient": model.coefficients.get(name)}
+            for name in model.inputs
+        ]
+    data_base = reverse("metrics-report-data", kwargs={"project_id": project.pk, "fmt": "FMT"})
+    return {
+        "report": report,
+        "analysis": analysis,
+        "selection": report.selection,
+        "rows": rows,
+        "messages_all": report.messages + analysis.messages,
+        "model": model,
+        "contributions": contributions,
+        "heatmap": plot_urls("heatmap") if len(report.metrics) > 1 else None,
+        "effort_plot": plot_urls("effort") if model is not None and model.r2_cv is not None else None,
+        "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
+        "query": query,
+    }
+
+
+def _selection_or_400(request: HttpRequest, project: Project) -> Selection | HttpResponse:
+    try:
+        return selection_from_query(project=project, query=request.GET)
+    except SelectionError as exc:
+        return HttpResponseBadRequest(f"Bad selection: {exc}", content_type="text/plain; charset=utf-8")
+
+
+def _csv_response(rows: list[dict], filename: str) -> HttpResponse:
+    buffer = io.StringIO()
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([neutralise_formula(c) for c in columns])
+    for row in rows:
+        writer.writerow(["" if row.get(c) is None else _cell(row.get(c)) for c in columns])
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}.csv"'
+    return response
+
+
+def _cell(value):
+    return neutralise_formula(value) if isinstance(value, str) else value
+
+
+def _json_response(data, filename: str) -> HttpResponse:
+    response = JsonResponse(data, json_dumps_params={"allow_nan": False})
+    response["Content-Disposition"] = f'attachment; filename="{filename}.json"'
+    return response
+
+
+@login_required
+@require_GET
+def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
+    project = _project(request, project_id)
+    if fmt not in NUMBER_FORMATS:
+        raise Http404(f"unknown format {fmt!r}")
+    selection = _selection_or_400(request, project)
+    if isinstance(selection, HttpResponse):
+        return selection
+    report = report_build(selection=selection)
+    filename = f"{_safe_name(project.name)}-{selection.target}-analysis"
+    if fmt == "json":
+        return _json_response(report.to_dict(), filename)
+    return _csv_response(summary_rows(report.analysis), filename)
+
+
+@login_required
+@require_GET
+def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> HttpResponse:
+    project = _project(request, project_id)
+    if kind not in PLOT_KINDS or fmt not in (*plots.FORMATS, *NUMBER_FORMATS):
+        raise Http404(f"no plot {kind}.{fmt}")
+    selection = _selection_or_400(request, project)
+    if isinstance(selection, HttpResponse):
+        return selection
+    report = report_build(selection=selection)
+    try:
+        figure = {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort}[kind](report, request.GET, fmt)
+    except _PlotError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    return figure
+
+
+class _PlotError(Exception):
+    pass
+
+
+def _figure_response(content: bytes, fmt: str, filename: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=plots.FORMATS[fmt])
+    response["Content-Disposition"] = f'inline; filename="{filename}.{fmt}"'
+    if fmt == "svg":
+        response["Content-Security-Policy"] = SVG_POLICY
+    return response
+
+
+def _scatter(report: Report, query, fmt: str) -> HttpResponse:
+    metric = query.get("metric", "")
+    if metric not in report.metrics:
+        raise _PlotError(f"metric {metric!r} has no values in this selection; choose one of: "
+                         f"{', '.join(report.metrics) or 'none'}")
+    target = report.selection.target_column
+    rows = report.frame.dropna(subset=[metric, target])
+    x, y = rows[metric].to_numpy(float), rows[target].to_numpy(float)
+    result = report.analysis.metrics[metric]
+    filename = f"{_safe_name(report.selection.project.name)}-{_safe_name(metric)}-{target}"
+    if fmt == "csv":
+        return _csv_response(rows[["post_edit_id", "external_id", "annotator", metric, target]].to_dict("records"),
+                             filename)
+    fit = fit_line(x, y)
+    if fmt == "json":
+        return _json_response(
+            {
+                "selection": report.selection.describe(),
+                "metric": metric,
+                "target": target,
+                "n": int(x.size),
+                "pearson": result.pearson,
+                "pearson_ci": list(result.pearson_ci) if result.pearson_ci else None,
+                "fit": {"slope": fit.slope, "intercept": fit.intercept, "residual_sd": fit.residual_sd} if fit else None,
+                "points": json.loads(rows[["post_edit_id", "annotator", metric, target]].to_json(orient="records")),
+            },
+            filename,
+        )
+    r = f"r = {result.pearson:.3f}" if result.pearson is not None else "r undefined"
+    content = plots.scatter(
+        x, y, fit=fit, fmt=fmt, title=f"{report.selection.project.name}: {metric} ({r}, n = {x.size:,})",
+        xlabel=f"{metric} ({report.directions.get(metric, 'effort')})", ylabel=target,
+    )
+    return _figure_response(content, fmt, filename)
+
+
+def _heatmap(report: Report, query, fmt: str) -> HttpResponse:
+    matrix = report.analysis.matrix
+    filename = f"{_safe_name(report.selection.project.name)}-metric-matrix"
+    if fmt == "csv":
+        return _csv_response(
+            [{"metric": a, **dict(zip(matrix["metrics"], row, strict=True))}
+             for a, row in zip(matrix["metrics"], matrix["values"], strict=True)],
+            filename,
+        )
+    if fmt == "json":
+        return _json_response({"selection": report.selection.describe(), **matrix}, filename)
+    if len(matrix["metrics"]) < 2:
+        raise _PlotError("the matrix needs at least two metrics")
+    content = plots.heatmap(matrix["metrics"], matrix["values"], fmt=fmt,
+                            title=f"{report.selection.project.name}: metric x metric Pearson r")
+    return _figure_response(content, fmt, filename)
+
+
+def _effort(report: Report, query, fmt: str) -> HttpResponse:
+    model = report.analysis.effort_model
+    if model is None or model.predicted is None:
+        raise _PlotError("no effort model for this selection (see the report's messages)")
+    target = report.selection.target_column
+    filename = f"{_safe_name(report.selection.project.name)}-effort-model-{target}"
+    rows = report.frame.loc[model.index, ["post_edit_id", "external_id", "annotator"]].copy()
+    rows["measured"] = model.measured
+    rows["predicted"] = model.predicted
+    if fmt == "csv":
+        return _csv_response(rows.to_dict("records"), filename)
+    if fmt == "json":
+        return _json_response(
+            {
+                "selection": report.selection.describe(),
+                "target": target,
+                "r2_cv": {"mean": model.r2_cv.mean, "sd": model.r2_cv.sd},
+                "inputs": model.inputs,
+                "predictions": "out of fold, first repeat of the cross-validation",
+                "points": json.loads(rows.to_json(orient="records")),
+            },
+            filename,
+        )
+    content = plots.predicted_vs_measured(
+        np.asarray(model.measured), np.asarray(model.predicted), fmt=fmt, label=target,
+        title=f"{report.selection.project.name}: effort model (CV R² = {model.r2_cv.mean:.3f})",
+    )
+    return _figure_response(content, fmt, filename)
