@@ -58,26 +58,13 @@ class ProjectAdmin(admin.ModelAdmin):
         return project.batch_count
 
 
-class BatchItemInline(admin.TabularInline):
-    model = Item
-    fields = ("batch_position", "external_id", "model_output")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    show_change_link = True
-    ordering = ("batch_position",)
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
     list_display = ("name", "project", "item_count", "created")
     list_filter = ("project",)
     search_fields = ("name", "project__name")
     list_select_related = ("project",)
-    inlines = [BatchItemInline]
+    readonly_fields = ("created", "item_links")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).annotate(item_count=Count("items"))
@@ -85,6 +72,15 @@ class BatchAdmin(admin.ModelAdmin):
     @admin.display(ordering="item_count", description="items")
     def item_count(self, batch: Batch) -> int:
         return batch.item_count
+
+    @admin.display(description="items")
+    def item_links(self, batch: Batch) -> str:
+        # A link, not an inline: a batch can hold thousands of items.
+        items = reverse("admin:annotations_item_changelist") + f"?batch__id__exact={batch.pk}"
+        assignments = reverse("admin:annotations_assignment_changelist") + f"?item__batch__id__exact={batch.pk}"
+        return format_html(
+            '<a href="{}">{} items</a> · <a href="{}">their assignments</a>', items, batch.items.count(), assignments
+        )
 
 
 class HasBatchFilter(admin.SimpleListFilter):
@@ -125,6 +121,10 @@ class AssignmentAdmin(admin.ModelAdmin):
     raw_id_fields = ("item", "annotator")
     readonly_fields = ("created", "started", "finished")
     actions = ["withdraw_pending"]
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # The batch page links here with this filter.
+        return lookup == "item__batch__id__exact" or super().lookup_allowed(lookup, value, request)
 
     @admin.display(ordering="item__batch__name")
     def batch(self, assignment: Assignment) -> str:
@@ -196,6 +196,10 @@ class EditEventAdmin(ReadOnlyAdmin):
     list_filter = ("kind", "input_type", "post_edit__assignment__item__project")
     search_fields = ("key", "data", "post_edit__assignment__annotator__username")
     list_per_page = 200
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # The post-edit page links here with this filter.
+        return lookup == "post_edit__id__exact" or super().lookup_allowed(lookup, value, request)
     show_full_result_count = False  # the log can be millions of rows
 
 

@@ -52,6 +52,11 @@ def test_post_edit_page_links_to_its_events(admin_client):
     event = EditEventFactory()
     page = admin_client.get(reverse("admin:annotations_postedit_change", args=[event.post_edit_id])).content.decode()
     assert f"?post_edit__id__exact={event.post_edit_id}" in page and "1 events" in page
+    EditEventFactory()  # another post-edit's event, filtered out
+    url = reverse("admin:annotations_editevent_changelist") + f"?post_edit__id__exact={event.post_edit_id}"
+    response = admin_client.get(url)
+    assert response.status_code == 200
+    assert response.context["cl"].result_count == 1
 
 
 def test_withdraw_action_keeps_submitted_work_and_bulk_delete_is_gone(admin_client, annotator):
@@ -82,3 +87,16 @@ def test_admin_sets_roles_with_an_action_and_on_the_user_form(admin_client, anno
     assert response.status_code == 302, response.content.decode()[:2000]
     new = User.objects.get(username="newadmin")
     assert new.is_staff and list(new.groups.values_list("name", flat=True)) == ["admin"]
+
+
+def test_batch_page_links_to_its_items_and_assignments(admin_client):
+    from annotations.models import Batch
+
+    project = ProjectFactory()
+    batch = Batch.objects.create(project=project, name="batch 001")
+    ItemFactory(project=project, batch=batch, batch_position=0)
+    page = admin_client.get(reverse("admin:annotations_batch_change", args=[batch.pk])).content.decode()
+    assert f"?batch__id__exact={batch.pk}" in page and "1 items" in page
+    assert admin_client.get(reverse("admin:annotations_item_changelist") + f"?batch__id__exact={batch.pk}").status_code == 200
+    url = reverse("admin:annotations_assignment_changelist") + f"?item__batch__id__exact={batch.pk}"
+    assert admin_client.get(url).status_code == 200
