@@ -26,7 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
-START, END = "<!-- benchmark:editing:start -->", "<!-- benchmark:editing:end -->"
+
+
+def markers(database: str) -> tuple[str, str]:
+    """One pair per database, so a SQLite run and a PostgreSQL run both stay in the file."""
+    name = database.lower()
+    return f"<!-- benchmark:editing:{name}:start -->", f"<!-- benchmark:editing:{name}:end -->"
+
 WORDS = "the a of translation model output edit fix word sentence meaning human effort measure".split()
 
 
@@ -194,9 +200,10 @@ def run(keys: int, batch: int) -> dict:
 
 def table(result: dict, database: str) -> str:
     r = result
+    start, end = markers(database)
     return "\n".join(
         [
-            START,
+            start,
             f"Measured with `python -m editlab.benchmarks.editing` ({database}, Python {platform.python_version()}, "
             f"{os.cpu_count()} cores shared with other jobs): a session of {r['keys']:,} key presses "
             f"= {r['events']:,} events on a 1,500-character text.",
@@ -211,7 +218,7 @@ def table(result: dict, database: str) -> str:
             f"| derive_effort alone (pure) | {r['derive_ms']:.0f} ms |",
             f"| replay alone (pure) | {r['replay_ms']:.0f} ms |",
             f"| admin replay page (GET, {r['page_kib']:.0f} KiB) | {r['page_ms']:.0f} ms |",
-            END,
+            end,
         ]
     )
 
@@ -231,7 +238,8 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if args.output:
         current = args.output.read_text() if args.output.exists() else ""
-        pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+        start, end = markers(database)
+        pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
         updated = pattern.sub(lambda _: text, current) if pattern.search(current) else current + "\n" + text + "\n"
         args.output.write_text(updated)
 
