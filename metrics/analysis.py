@@ -164,7 +164,7 @@ class Analysis:
     matrix: dict
     effort_model: EffortModel | None
     messages: list[str]
-    best_by: str = "highest oriented pooled Pearson r (similarity metrics negated)"
+    best_by: str = "highest oriented pooled Pearson r; similarity metrics negated"
 
     def to_dict(self) -> dict:
         """Plain JSON types: NaN/inf become None, arrays are left out."""
