@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
     "annotations",
@@ -100,7 +101,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
-STATICFILES_DIRS: list[Path] = []
+STATICFILES_DIRS = [BASE_DIR / "editlab" / "static"]
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -136,6 +137,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, items, batches, assignments, edit events, metric values and analyses.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's assets are served by the app itself (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Background jobs (metric computation). "immediate" runs in-process (the embedded
