@@ -156,6 +156,15 @@ def assert_complete_log(post_edit: PostEdit) -> list[int]:
     return seqs
 
 
+def compose(page: Page, steps: list[str]) -> None:
+    """An IME composition through CDP: each step is the composition string, the last is committed."""
+    cdp = page.context.new_cdp_session(page)
+    for text in steps:
+        cdp.send("Input.imeSetComposition", {"text": text, "selectionStart": len(text), "selectionEnd": len(text)})
+    cdp.send("Input.insertText", {"text": steps[-1]})
+    cdp.detach()
+
+
 def submit_with_keys(page: Page, next_path: str = "/annotate/") -> None:
     with page.expect_navigation(url=f"**{next_path}"):
         page.keyboard.press("Control+Enter")
@@ -261,12 +270,14 @@ def test_a_reload_mid_edit_loses_nothing(context, site, annotator, item_for):
     page.unroute("**/api/post-edits/**")
 
     page.keyboard.press("End")
+    compose(page, ["n", "に", "にh", "にほ", "日本"])  # an IME composition, committed
     page.keyboard.type("!")
+    assert text_of(page) == "Hello world 2日本!"
     page.click("#submit-button")
     page.wait_for_url("**/annotate/")
 
     post_edit = post_edit_of(assignment)
-    assert post_edit.text == "Hello world 2!"
+    assert post_edit.text == "Hello world 2日本!"
     assert post_edit.replay_ok is True, post_edit.replay_divergence
     assert post_edit.flags == []
     seqs = assert_complete_log(post_edit)
@@ -278,7 +289,8 @@ def test_a_reload_mid_edit_loses_nothing(context, site, annotator, item_for):
     assert second_load.data == "Hello world 2" and second_load.length_after == 13
     assert second_load.seq > 0 and seqs[-1] == len(seqs) - 1
     assert keydowns == 1 + 4 + 4 + 1 + 1 + 1 + 1  # End, " wor", "ld 1", Backspace, "2", End, "!"
-    assert (post_edit.letters, post_edit.digits, post_edit.erase, post_edit.navigation) == (5, 2, 1, 2)
+    # letters: w o r l d and the two committed characters
+    assert (post_edit.letters, post_edit.digits, post_edit.erase, post_edit.navigation) == (7, 2, 1, 2)
 
 
 def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, annotator, item_for):
@@ -342,10 +354,17 @@ def test_a_draft_saved_elsewhere_is_shown_beside_ours(context, site, annotator, 
     assignment = item_for("Shared text.")
     page = logged_in_page(context, site, annotator)
     open_editor(page, assignment)
-    # Another device saves its draft meanwhile.
-    with db_lock():
-        PostEdit.objects.filter(assignment=assignment).update(draft_text="Their text.", version=1)
     page.keyboard.press("End")
+    flush(page)
+    # Another device opens the item, logs a few events and saves its draft meanwhile: our next
+    # events collide with its sequence numbers and our next draft save with its version.
+    with db_lock():
+        post_edit = PostEdit.objects.get(assignment=assignment)
+        taken = stored_seqs(post_edit)[-1] + 1
+        other = Visit.objects.create(post_edit=post_edit)
+        for offset, kind in enumerate(["focus", "mousedown", "blur"]):
+            EditEvent.objects.create(post_edit=post_edit, visit=other, seq=taken + offset, t_ms=offset, kind=kind)
+        PostEdit.objects.filter(pk=post_edit.pk).update(draft_text="Their text.", version=1)
     page.keyboard.type(" Mine.")
     page.evaluate("() => window.__editlabLogger.saveDraft()")
     conflict = page.locator("#conflict")
@@ -362,7 +381,12 @@ def test_a_draft_saved_elsewhere_is_shown_beside_ours(context, site, annotator, 
     post_edit = post_edit_of(assignment)
     assert post_edit.text == "Their text. Merged."
     assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert_complete_log(post_edit)
+    seqs = assert_complete_log(post_edit)
+    with db_lock():
+        others = list(EditEvent.objects.filter(visit=other).order_by("seq").values_list("seq", "kind"))
+        ours_after = EditEvent.objects.filter(post_edit=post_edit, seq__gt=taken + 2).exclude(visit=other).count()
+    assert others == [(taken, "focus"), (taken + 1, "mousedown"), (taken + 2, "blur")]  # untouched
+    assert ours_after == len(seqs) - taken - 3  # ours renumbered after theirs
 
 
 def test_skip_asks_for_a_reason(context, site, annotator, item_for):

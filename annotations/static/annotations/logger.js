@@ -51,7 +51,12 @@ function makeStats() {
     persistCount: 0,
     persistTotalMs: 0,
     persistMaxMs: 0,
-    add(ms) {
+    byHandler: {},
+    add(ms, name) {
+      const h = this.byHandler[name] || (this.byHandler[name] = { count: 0, totalMs: 0, maxMs: 0 });
+      h.count++;
+      h.totalMs += ms;
+      if (ms > h.maxMs) h.maxMs = ms;
       samples[this.count % STATS_SIZE] = ms;
       this.count++;
       this.totalMs += ms;
@@ -69,6 +74,7 @@ function makeStats() {
       this.count = 0;
       this.totalMs = 0;
       this.maxMs = 0;
+      this.byHandler = {};
     },
   };
   return stats;
@@ -117,7 +123,7 @@ export function startEditor(config, els) {
   // One entry per page load whose events are not acknowledged yet; older pages first.
   const storedPages = readStoredPages(store, config.post_edit_id, pageId);
   const current = { page_id: pageId, events: [] };
-  const outbox = storedPages.map((p) => ({ page_id: p.page_id, events: p.events, stored: true }));
+  const outbox = storedPages.filter((p) => p.events.length).map((p) => ({ page_id: p.page_id, events: p.events }));
   outbox.push(current);
   const maxPendingSeq = storedPages.reduce(
     (m, p) => p.events.reduce((mm, ev) => Math.max(mm, ev.seq), m),
@@ -181,12 +187,13 @@ export function startEditor(config, els) {
   }
 
   function timed(fn) {
+    const name = fn.name;
     return (e) => {
       const t0 = performance.now();
       try {
         fn(e);
       } finally {
-        stats.add(performance.now() - t0);
+        stats.add(performance.now() - t0, name);
       }
     };
   }
@@ -550,6 +557,10 @@ export function startEditor(config, els) {
           savedText = text;
           persistNow();
           if (!pendingCount() && !conflict) setStatus("All changes saved", "ok");
+        } else if (status === 409 && answer.error === "conflict" && answer.server_text === text) {
+          version = answer.server_version; // saved already (the answer to an earlier save was lost)
+          savedText = text;
+          persistNow();
         } else if (status === 409 && answer.error === "conflict") {
           showConflict(answer.server_text, answer.server_version);
         } else if (status === 409) {
@@ -575,7 +586,7 @@ export function startEditor(config, els) {
     shadow = text;
     ta.setSelectionRange(text.length, text.length);
     lastSel = [text.length, text.length];
-    stats.add(performance.now() - t0);
+    stats.add(performance.now() - t0, "replaceText");
   }
 
   function showConflict(serverText, serverVersion) {
@@ -697,7 +708,10 @@ export function startEditor(config, els) {
   ta.addEventListener("compositionupdate", timed(onCompositionUpdate));
   ta.addEventListener("compositionend", timed(onCompositionEnd));
   ta.addEventListener("focus", timed(onFocus));
-  ta.addEventListener("blur", timed(onBlur));
+  ta.addEventListener("blur", (e) => {
+    timed(onBlur)(e);
+    if (!closed) sendNext();
+  });
   window.addEventListener("focus", timed(onFocus));
   window.addEventListener("blur", (e) => {
     timed(onBlur)(e);
@@ -736,14 +750,19 @@ export function startEditor(config, els) {
   }
 
   setInterval(tick, SEND_INTERVAL_MS);
-  persistNow();
+  persistNow(); // from now on this page's record holds the draft: older records only their events
+  if (store) {
+    for (const page of storedPages) {
+      if (!page.events.length) store.removeItem(`${KEY_PREFIX}${config.post_edit_id}:${page.page_id}`);
+    }
+  }
   if (restored) {
     setStatus("Restored the unsaved text kept in this browser.", "ok");
     scheduleDraftSave(0);
-  } else if (storedPages.length) {
+  } else if (outbox.length > 1) {
     setStatus("Sending the events kept in this browser…", "");
   }
-  if (storedPages.length) sendNext();
+  if (outbox.length > 1) sendNext();
 
   return {
     stats,
