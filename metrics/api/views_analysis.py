@@ -1,0 +1,59 @@
+"""The analysis API: the analyze command's JSON for a selection of a project's post-edits.
+
+Read-only (GET), admins and researchers only (annotators 403); session or token
+authentication. The same service (metrics.reports) serves the report page and the
+command, so the three agree.
+"""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotations.api.permissions import IsAdminOrResearcher
+from annotations.models import Project
+from metrics.analysis import Settings
+from metrics.api import serializers_analysis as s
+from metrics.reports import SelectionError, report_build, selection_build
+
+
+class ProjectAnalysisApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+
+    @extend_schema(
+        tags=["analysis"],
+        operation_id="project_analysis",
+        summary="Which metric predicts the measured effort, for a selection of the project's post-edits",
+        description=(
+            "Per metric: Pearson r (p, 95% CI, per annotator), Spearman rho, K-NN R² (published 80/20 split and "
+            "repeated 5-fold CV), Williams's test against the best metric; the metric x metric matrix; the effort "
+            "model (OLS on metrics, text lengths and annotator) with drop-column contributions. Edge cases (too "
+            "few edits, constant or missing values, one annotator) come back as messages."
+        ),
+        parameters=[s.AnalysisQuerySerializer],
+        responses={
+            200: s.AnalysisOutputSerializer,
+            400: OpenApiResponse(s.AnalysisErrorSerializer, description="A bad parameter; the message names it."),
+            403: OpenApiResponse(s.AnalysisErrorSerializer, description="Not logged in, or not a researcher/admin."),
+            404: OpenApiResponse(s.AnalysisErrorSerializer, description="No such project."),
+        },
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        query = s.AnalysisQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        try:
+            selection = selection_build(
+                project=project, target=params["target"], variant=params["variant"],
+                annotators=params["annotators"], task_type=params["task_type"], origin=params["origin"],
+            )
+            settings = Settings(k=params["k"], test_size=params["test_size"], seed=params["seed"],
+                                cv_repeats=params["cv_repeats"])
+        except (SelectionError, ValueError) as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        report = report_build(selection=selection, settings=settings)
+        return Response(s.AnalysisOutputSerializer(report.to_dict()).data)
