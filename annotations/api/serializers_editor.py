@@ -87,7 +87,9 @@ def _check_field(name: str, value) -> str | None:
     return None
 
 
-ALLOWED_FIELDS = frozenset({"seq", "t", "k", "key", "code", "mods", "rep", "it", "s", "e", "data", "len", "state", "src", "f"})
+ALLOWED_FIELDS = frozenset(
+    {"seq", "t", "k", "key", "code", "mods", "rep", "it", "s", "e", "data", "len", "state", "src", "f"}
+)
 
 
 def _event_error(event) -> str | None:
@@ -155,7 +157,9 @@ class EventSerializer(serializers.Serializer):
     k = serializers.ChoiceField(choices=sorted(EVENT_KINDS))
     key = serializers.CharField(required=False, max_length=64)
     code = serializers.CharField(required=False, max_length=64)
-    mods = serializers.IntegerField(required=False, min_value=0, max_value=15, help_text="1 ctrl, 2 shift, 4 alt, 8 meta")
+    mods = serializers.IntegerField(
+        required=False, min_value=0, max_value=15, help_text="1 ctrl, 2 shift, 4 alt, 8 meta"
+    )
     rep = serializers.BooleanField(required=False)
     it = serializers.CharField(required=False, max_length=64, help_text="InputEvent.inputType")
     s = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 offset")

@@ -153,7 +153,9 @@ def run(keys: int, batch: int) -> dict:
     started = time.perf_counter()
     response = client.post(
         reverse("api-post-edit-submit", args=[post_edit.pk]),
-        data=json.dumps({"page_id": str(visit.page_id), "text": final_text, "version": 0, "last_seq": events[-1]["seq"]}),
+        data=json.dumps(
+            {"page_id": str(visit.page_id), "text": final_text, "version": 0, "last_seq": events[-1]["seq"]}
+        ),
         content_type="application/json",
     )
     submit_s = time.perf_counter() - started
@@ -213,7 +215,8 @@ def table(result: dict, database: str) -> str:
             f"| POST events, batch of {r['batch']} (median / max over {r['batches']} batches) "
             f"| {r['batch_median_ms']:.1f} ms / {r['batch_max_ms']:.1f} ms ({r['events_per_s']:,.0f} events/s) |",
             f"| the same batch re-sent (all duplicates, median) | {r['resend_median_ms']:.1f} ms |",
-            f"| POST submit (load the {r['events']:,} stored events, derive effort, replay, save) | {r['submit_ms']:.0f} ms |",
+            f"| POST submit (load the {r['events']:,} stored events, derive effort, replay, save) "
+            f"| {r['submit_ms']:.0f} ms |",
             f"| of which: loading the stored log | {r['load_ms']:.0f} ms |",
             f"| derive_effort alone (pure) | {r['derive_ms']:.0f} ms |",
             f"| replay alone (pure) | {r['replay_ms']:.0f} ms |",

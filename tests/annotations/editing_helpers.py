@@ -14,7 +14,9 @@ ORIGINAL = "This are a test."
 EDITED = "This is a test."
 
 
-def open_item(annotator, *, model_output: str = ORIGINAL, now: datetime | None = None, **item) -> tuple[PostEdit, Visit]:
+def open_item(
+    annotator, *, model_output: str = ORIGINAL, now: datetime | None = None, **item
+) -> tuple[PostEdit, Visit]:
     assignment = AssignmentFactory(annotator=annotator, item__model_output=model_output, **item)
     return post_edit_open(assignment=assignment, user=annotator, now=now)
 

@@ -9,7 +9,7 @@ from django.test import Client
 from annotations.editing import post_edit_open
 from annotations.models import Assignment, EditEvent
 from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, AssignmentFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -184,7 +184,8 @@ def test_it_rejects_an_unknown_page_id(annotator, annotator_client):
     post_edit, _ = open_item(annotator)
     _, other_visit = open_item(annotator)  # a page load of ANOTHER post-edit of the same annotator
     for page_id in (uuid.uuid4(), other_visit.page_id):
-        response = post_json(annotator_client, url("events", post_edit), {"page_id": str(page_id), "events": edit_log()})
+        payload = {"page_id": str(page_id), "events": edit_log()}
+        response = post_json(annotator_client, url("events", post_edit), payload)
         assert response.status_code == 400
         assert response.json()["error"] == f"page_id {page_id} is not a page load of post-edit {post_edit.pk}"
     assert not EditEvent.objects.exists()
@@ -266,3 +267,29 @@ def test_an_assignment_status_does_not_change_by_ingesting(annotator, annotator_
     post_edit, visit = open_item(annotator)
     send(annotator_client, post_edit, visit, edit_log())
     assert Assignment.objects.get(pk=post_edit.assignment_id).status == Assignment.IN_PROGRESS
+
+
+def test_the_editor_config_carries_the_contract_keys_and_the_next_seq(annotator, annotator_client):
+    from annotations.editing import editor_config
+
+    post_edit, visit = open_item(annotator)
+    later = AssignmentFactory(annotator=annotator)
+    send(annotator_client, post_edit, visit, edit_log()[:4])
+    config = editor_config(post_edit=post_edit, visit=visit, csrf_token="token")
+    assert config == {
+        "post_edit_id": post_edit.pk,
+        "page_id": str(visit.page_id),
+        "next_seq": 4,
+        "version": 0,
+        "original": "This are a test.",
+        "draft": "This are a test.",
+        "idle_threshold_ms": 30_000,
+        "urls": {
+            "events": f"/api/post-edits/{post_edit.pk}/events/",
+            "draft": f"/api/post-edits/{post_edit.pk}/draft/",
+            "submit": f"/api/post-edits/{post_edit.pk}/submit/",
+            "skip": f"/api/post-edits/{post_edit.pk}/skip/",
+            "next": f"/edit/{later.pk}/",
+        },
+        "csrf_token": "token",
+    }

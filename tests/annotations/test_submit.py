@@ -111,7 +111,9 @@ def test_times_accumulate_across_two_visits(annotator):
         {"seq": 3, "t": 5102, "k": "input", "it": "insertText", "s": 3, "len": 3, "data": "c"},
         {"seq": 4, "t": 10_100, "k": "blur"},
     ]
-    post_edit_ingest_events(post_edit=post_edit, page_id=first.page_id, events=visit_one, now=start + timedelta(seconds=11))
+    post_edit_ingest_events(
+        post_edit=post_edit, page_id=first.page_id, events=visit_one, now=start + timedelta(seconds=11)
+    )
     # Another item in between, then back the next day (a new page load: a new visit).
     open_item(annotator, now=start + timedelta(seconds=12))
     next_day = start + timedelta(days=1)
@@ -124,7 +126,9 @@ def test_times_accumulate_across_two_visits(annotator):
         {"seq": 8, "t": 1052, "k": "input", "it": "insertText", "s": 4, "len": 4, "data": "d"},
         {"seq": 9, "t": 3050, "k": "submit"},
     ]
-    post_edit_ingest_events(post_edit=post_edit, page_id=second.page_id, events=visit_two, now=next_day + timedelta(seconds=4))
+    post_edit_ingest_events(
+        post_edit=post_edit, page_id=second.page_id, events=visit_two, now=next_day + timedelta(seconds=4)
+    )
     post_edit_submit(
         post_edit=post_edit, page_id=second.page_id, text="abcd", version=0, last_seq=9,
         now=next_day + timedelta(seconds=4),
@@ -158,7 +162,9 @@ def test_events_of_a_visit_after_another_item_was_opened_do_not_count(annotator,
         {"seq": 0, "t": 0, "k": "load", "data": "ab", "len": 2},
         {"seq": 1, "t": 60_000, "k": "submit"},  # still ticking in A's tab a minute later
     ]
-    post_edit_ingest_events(post_edit=post_edit, page_id=visit_a.page_id, events=events, now=start + timedelta(minutes=1))
+    post_edit_ingest_events(
+        post_edit=post_edit, page_id=visit_a.page_id, events=events, now=start + timedelta(minutes=1)
+    )
     post_edit_submit(
         post_edit=post_edit, page_id=visit_a.page_id, text="ab", version=0, last_seq=1,
         now=start + timedelta(minutes=1),
@@ -181,7 +187,8 @@ def test_missing_events_at_submit_are_recorded_and_flagged(annotator, annotator_
 
 def test_a_stale_version_at_submit_is_a_conflict(annotator, annotator_client):
     post_edit, visit = open_item(annotator)
-    post_json(annotator_client, url("draft", post_edit), {"page_id": str(visit.page_id), "text": "Other tab.", "version": 0})
+    other_tab = {"page_id": str(visit.page_id), "text": "Other tab.", "version": 0}
+    post_json(annotator_client, url("draft", post_edit), other_tab)
     response = submit(annotator_client, post_edit, visit, version=0)
     assert response.status_code == 409
     assert response.json()["server_text"] == "Other tab."
@@ -273,7 +280,10 @@ def test_a_submitted_item_cannot_be_skipped(annotator, annotator_client):
     assert Assignment.objects.get(pk=post_edit.assignment_id).status == Assignment.SUBMITTED
 
 
-@pytest.mark.parametrize("who, status", [("other_annotator_client", 404), ("researcher_client", 403), ("admin_client", 403), ("client", 403)])
+@pytest.mark.parametrize(
+    "who, status",
+    [("other_annotator_client", 404), ("researcher_client", 403), ("admin_client", 403), ("client", 403)],
+)
 def test_only_the_annotator_submits_or_skips(annotator, who, status, request):
     post_edit, visit = open_item(annotator)
     other = request.getfixturevalue(who)
