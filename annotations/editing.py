@@ -54,6 +54,7 @@ published definition, version DEFINITION_VERSION). IME: the server replays inser
 the latest compositionupdate `data` (the whole composition string), so the client needs nothing special.
 """
 
+import bisect
 import json
 import uuid
 from dataclasses import dataclass
@@ -255,24 +256,26 @@ def _is_closed(post_edit: PostEdit) -> bool:
 
 
 def _merge_gaps(gaps: list[list[int]], *, previous_max: int, new_seqs: list[int]) -> list[list[int]]:
-    """Missing seq ranges after storing new_seqs, from the recorded gaps (no full scan of the log)."""
-    arrived = set(new_seqs)
-    merged: list[list[int]] = []
+    """Missing seq ranges after storing new_seqs, from the recorded gaps (no scan of the log).
+
+    Works on the arrived seqs only, so a far jump (seq 2**31 - 1) costs no more than a near one.
+    """
+    arrived = sorted(set(new_seqs))
     candidates = [(first, last) for first, last in gaps]
-    top = max(new_seqs, default=previous_max)
+    top = arrived[-1] if arrived else previous_max
     if top > previous_max + 1:
         candidates.append((previous_max + 1, top - 1))
+    merged: list[list[int]] = []
     for first, last in candidates:
-        run_start = None
-        for seq in range(first, last + 1):
-            if seq in arrived:
-                if run_start is not None:
-                    merged.append([run_start, seq - 1])
-                    run_start = None
-            elif run_start is None:
-                run_start = seq
-        if run_start is not None:
-            merged.append([run_start, last])
+        low = bisect.bisect_left(arrived, first)
+        high = bisect.bisect_right(arrived, last)
+        start = first
+        for seq in arrived[low:high]:
+            if seq > start:
+                merged.append([start, seq - 1])
+            start = seq + 1
+        if start <= last:
+            merged.append([start, last])
     return sorted(merged)
 
 

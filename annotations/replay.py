@@ -53,7 +53,7 @@ class ReplayStep:
     start: int
     end: int
     insert: str
-    text: str
+    text: str | None  # None unless asked for (decoding the whole text at every step costs)
     divergence: dict | None = None
 
 
@@ -142,8 +142,8 @@ def _composition_operation(
     return candidates[0]
 
 
-def iter_replay(original: str, events: Iterable[LogEvent]) -> Iterator[ReplayStep]:
-    """Every text change of the log, in seq order, with the text after it."""
+def iter_replay(original: str, events: Iterable[LogEvent], *, with_text: bool = True) -> Iterator[ReplayStep]:
+    """Every text change of the log, in seq order (with the text after it if with_text)."""
     units = bytearray(_encode(original))
     before: LogEvent | None = None
     composition: _Composition | None = None
@@ -163,7 +163,8 @@ def iter_replay(original: str, events: Iterable[LogEvent]) -> Iterator[ReplaySte
             previous_length = len(units) // 2
             units = bytearray(loaded)
             before, composition = None, None
-            yield ReplayStep(event.seq, "load", 0, previous_length, event.data, _decode(units), divergence)
+            text = _decode(units) if with_text else None
+            yield ReplayStep(event.seq, "load", 0, previous_length, event.data, text, divergence)
         elif event.k == "beforeinput":
             before = event
         elif event.k == "compositionstart":
@@ -174,12 +175,12 @@ def iter_replay(original: str, events: Iterable[LogEvent]) -> Iterator[ReplaySte
         elif event.k == "compositionend":
             composition = None
         elif event.k == "input":
-            yield _apply_input(units, event, before, composition)
+            yield _apply_input(units, event, before, composition, with_text=with_text)
             before = None
 
 
 def _apply_input(
-    units: bytearray, event: LogEvent, before: LogEvent | None, composition: _Composition | None
+    units: bytearray, event: LogEvent, before: LogEvent | None, composition: _Composition | None, *, with_text: bool
 ) -> ReplayStep:
     length = len(units) // 2
     if event.it == "insertCompositionText" and composition is not None and composition.data is not None:
@@ -211,7 +212,8 @@ def _apply_input(
             got=got,
             context=_context(units, start),
         )
-    return ReplayStep(event.seq, event.it or "input", start, end, insert, _decode(units), divergence)
+    text = _decode(units) if with_text else None
+    return ReplayStep(event.seq, event.it or "input", start, end, insert, text, divergence)
 
 
 def replay_texts(original: str, events: Iterable[LogEvent]) -> Iterator[tuple[int, str]]:
@@ -222,23 +224,21 @@ def replay_texts(original: str, events: Iterable[LogEvent]) -> Iterator[tuple[in
 
 def replay(original: str, events: Iterable[LogEvent], *, final_text: str | None = None) -> ReplayResult:
     """Replay the whole log; ok when nothing diverged and the result equals final_text (if given)."""
-    text = original
+    ordered = sorted(events, key=lambda e: e.seq)
+    units = bytearray(_encode(original))
     divergence = None
     steps = 0
-    last_event = None
-    ordered = sorted(events, key=lambda e: e.seq)
-    for step in iter_replay(original, ordered):
+    for step in iter_replay(original, ordered, with_text=False):
         steps += 1
-        text = step.text
+        units[2 * step.start : 2 * step.end] = _encode(step.insert)
         if divergence is None and step.divergence is not None:
             divergence = step.divergence
-    if ordered:
-        last_event = ordered[-1]
+    text = _decode(units)
     if final_text is not None and text != final_text and divergence is None:
-        replayed, submitted = _encode(text), _encode(final_text)
+        replayed, submitted = bytes(units), _encode(final_text)
         at = _first_difference(replayed, submitted)
         divergence = _divergence(
-            last_event,
+            ordered[-1] if ordered else None,
             "the replayed text differs from the submitted text",
             expected=len(submitted) // 2,
             got=len(replayed) // 2,

@@ -21,7 +21,7 @@ def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int
     by_seq = {event.seq: event for event in events}
     steps: list[dict] = []
     divergence_step = None
-    for step in iter_replay(original, events):
+    for step in iter_replay(original, events, with_text=False):
         event = by_seq[step.seq]
         if step.divergence is not None and divergence_step is None:
             divergence_step = len(steps) + 1  # slider position 0 is the model output

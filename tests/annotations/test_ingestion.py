@@ -293,3 +293,14 @@ def test_the_editor_config_carries_the_contract_keys_and_the_next_seq(annotator,
         },
         "csrf_token": "token",
     }
+
+
+def test_a_far_seq_jump_is_one_gap_and_fills_in_pieces(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    far = 2**31 - 1
+    jump = [{"seq": 0, "t": 0, "k": "blur"}, {"seq": far, "t": 1, "k": "focus"}]
+    response = send(annotator_client, post_edit, visit, jump)
+    assert response.json() == {"stored": 2, "duplicates": 0, "gaps": [[1, far - 1]], "max_seq": far}
+    pieces = [{"seq": 1, "t": 0, "k": "blur"}, {"seq": 5, "t": 0, "k": "blur"}]
+    filled = send(annotator_client, post_edit, visit, pieces)
+    assert filled.json()["gaps"] == [[2, 4], [6, far - 1]]
