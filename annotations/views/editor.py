@@ -260,6 +260,21 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
 # --------------------------------------------------------------------------- diff page
 
 
+def _effort_rows(post_edit: PostEdit) -> list[tuple[str, str]]:
+    def seconds(ms: int | None) -> str:
+        return "–" if ms is None else f"{ms / 1000:.1f} s"
+
+    def count(value: int | None) -> str:
+        return "–" if value is None else str(value)
+
+    return [
+        ("Time (wall)", seconds(post_edit.wall_ms)),
+        ("Time (active)", seconds(post_edit.active_ms)),
+        ("Keystrokes", count(post_edit.keystrokes)),
+        ("All keys", count(post_edit.allkeys)),
+    ]
+
+
 @login_required
 def diff(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """Original vs post-edit (or the current draft), word by word; read-only for everyone."""
@@ -272,6 +287,7 @@ def diff(request: HttpRequest, assignment_id: int) -> HttpResponse:
     else:
         edited = post_edit.text if submitted else post_edit.draft_text
     context = {
+        "effort": _effort_rows(post_edit) if submitted and post_edit is not None else [],
         "assignment": assignment,
         "item": assignment.item,
         "post_edit": post_edit,

@@ -199,13 +199,16 @@ def test_the_editor_links_the_diff_of_the_previous_edit(annotator_client, annota
 
 
 def test_the_diff_page_marks_insertions_and_deletions(annotator_client, assignment):
-    PostEditFactory(assignment=assignment, text="This is a test.")
+    PostEditFactory(assignment=assignment, text="This is a test.", wall_ms=12345, active_ms=None, keystrokes=6)
     assignment.status = Assignment.SUBMITTED
     assignment.save()
     response = annotator_client.get(f"/edit/{assignment.pk}/diff/")
     content = response.content.decode()
     assert '<div class="text diff" id="diff">This <del>are</del><ins>is</ins> a test.</div>' in content
     assert '<pre class="text" id="edited">This is a test.</pre>' in content
+    assert "<tr><th>Time (wall)</th><td>12.3 s</td></tr>" in content
+    assert "<tr><th>Time (active)</th><td>–</td></tr>" in content
+    assert "<tr><th>Keystrokes</th><td>6</td></tr>" in content
 
 
 def test_the_diff_escapes_markup(annotator_client, annotator, batch):
