@@ -498,14 +498,18 @@ def effort_model(
     """Repeated-CV R² of OLS on metrics + text lengths + annotator, with drop-column contributions.
 
     The frame must already be restricted to complete rows; lengths come from the
-    `original` and `edited` text columns when present.
+    `original_length` / `edited_length` columns, or else the `original` / `edited` texts.
     """
     groups: dict[str, list[np.ndarray]] = {m: [_standardise(frame[m].to_numpy(float))] for m in metrics}
     for name, column in ((ORIGINAL_LENGTH, "original"), (EDITED_LENGTH, "edited")):
-        if column in frame:
+        if name in frame:  # lengths given by the caller
+            lengths = frame[name].to_numpy(float)
+        elif column in frame:
             lengths = frame[column].fillna("").astype(str).str.len().to_numpy(float)
-            if not is_constant(lengths):
-                groups[name] = [_standardise(lengths)]
+        else:
+            continue
+        if not is_constant(lengths):
+            groups[name] = [_standardise(lengths)]
     if annotator and annotator in frame and frame[annotator].nunique() > 1:
         dummies = pd.get_dummies(frame[annotator].astype(str), drop_first=True, dtype=float)
         groups[ANNOTATOR] = [dummies[c].to_numpy() for c in dummies.columns]
@@ -591,7 +595,8 @@ def analyze(
     """Correlations, KNN R², Williams's tests, the metric matrix and the effort model.
 
     `frame` has one row per post-edit, a float column per metric (NaN = missing), the
-    target column, and optionally `annotator`, `original`, `edited`.
+    target column, and optionally `annotator` and the texts `original`, `edited` (or
+    their lengths as `original_length`, `edited_length`) for the effort model.
     """
     return analyze_targets(
         frame, metrics=metrics, targets=[target], directions=directions, annotator=annotator, settings=settings

@@ -21,7 +21,7 @@ import pandas as pd
 from django.db.models import Count, Max
 
 from annotations.models import PostEdit, Project
-from metrics.analysis import Analysis, Settings, analyze
+from metrics.analysis import EDITED_LENGTH, ORIGINAL_LENGTH, Analysis, Settings, analyze
 from metrics.dataset import (
     TARGETS,
     VARIANTS,
@@ -83,7 +83,7 @@ class Selection:
 class Report:
     selection: Selection
     analysis: Analysis
-    frame: pd.DataFrame  # KEPT_COLUMNS, the target column and one column per metric (plain names)
+    frame: pd.DataFrame  # SelectionData.frame
     metrics: list[str]
     directions: dict[str, str]
     messages: list[str] = field(default_factory=list)
@@ -172,9 +172,9 @@ def _fingerprint(selection: Selection) -> str:
     return json.dumps([edits["n"], str(edits["changed"]), values["n"], str(values["changed"])])
 
 
-def _cache_key(selection: Selection, settings: Settings) -> str:
-    raw = json.dumps([selection.describe(), repr(settings), _fingerprint(selection)], sort_keys=True)
-    return "editlab:report:" + hashlib.sha256(raw.encode()).hexdigest()
+def _cache_key(kind: str, *parts) -> str:
+    raw = json.dumps([kind, *parts], sort_keys=True, default=str)
+    return f"editlab:{kind}:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
 def _directions(metrics: Sequence[str]) -> dict[str, str]:
@@ -183,7 +183,7 @@ def _directions(metrics: Sequence[str]) -> dict[str, str]:
     return {name: METRICS[name].direction for name in metrics if name in METRICS}
 
 
-_cache: OrderedDict[str, "Report"] = OrderedDict()
+_cache: OrderedDict[str, object] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -192,27 +192,56 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def report_build(*, selection: Selection, settings: Settings = Settings(), use_cache: bool = True) -> Report:
-    """The analysis of a selection, from the cache when its data has not changed."""
-    key = _cache_key(selection, settings)
+def _cached(key: str, compute, use_cache: bool):
     if use_cache:
         with _cache_lock:
             if key in _cache:
                 _cache.move_to_end(key)
                 return _cache[key]
-    report = _compute(selection, settings)
+    value = compute()
     if use_cache:
         with _cache_lock:
-            _cache[key] = report
+            _cache[key] = value
             while len(_cache) > CACHE_ENTRIES:
                 _cache.popitem(last=False)
-    return report
+    return value
 
 
-def _compute(selection: Selection, settings: Settings) -> Report:
-    project = selection.project
+@dataclass
+class SelectionData:
+    """The selection's rows, target-independent: ids, annotator, the four target fields,
+    text lengths and one column per metric of the chosen variant (plain names)."""
+
+    frame: pd.DataFrame
+    metrics: list[str]
+    directions: dict[str, str]
+    messages: list[str]
+
+
+def selection_data(*, selection: Selection, use_cache: bool = True) -> SelectionData:
+    """The selection's data frame, from the cache when its data has not changed."""
+    where = {**selection.describe(), "target": None, "target_column": None}
+    key = _cache_key("selection", where, _fingerprint(selection))
+    return _cached(key, lambda: _load(selection), use_cache)
+
+
+def report_build(*, selection: Selection, settings: Settings = Settings(), use_cache: bool = True) -> Report:
+    """The analysis of a selection, from the cache when its data has not changed."""
+    key = _cache_key("report", selection.describe(), repr(settings), _fingerprint(selection))
+
+    def compute() -> Report:
+        data = selection_data(selection=selection, use_cache=use_cache)
+        analysis = analyze(data.frame, metrics=data.metrics, target=selection.target_column,
+                           directions=data.directions, settings=settings)
+        return Report(selection=selection, analysis=analysis, frame=data.frame, metrics=data.metrics,
+                      directions=data.directions, messages=data.messages)
+
+    return _cached(key, compute, use_cache)
+
+
+def _load(selection: Selection) -> SelectionData:
     filters = {
-        "project": project,
+        "project": selection.project,
         "annotators": selection.annotators or None,
         "task_type": selection.task_type or None,
         "origin": selection.origin or None,
@@ -220,18 +249,14 @@ def _compute(selection: Selection, settings: Settings) -> Report:
     names = stored_metric_names(post_edit_queryset(**filters))
     frame = post_edit_frame(**filters, metrics=names, variants=(selection.variant,))
     frame = frame.rename(columns={metric_column(name, selection.variant): name for name in names})
+    frame[ORIGINAL_LENGTH] = frame["original"].fillna("").str.len()
+    frame[EDITED_LENGTH] = frame["edited"].fillna("").str.len()
     messages = []
     empty = [name for name in names if frame[name].isna().all()]
     if empty:
-        messages.append(
-            f"no {selection.variant} values for {', '.join(empty)} in this selection: left out"
-        )
-    metrics = [name for name in names if name not in empty]
+        messages.append(f"no {selection.variant} values for {', '.join(empty)} in this selection: left out")
     if not names:
         messages.append("no metric values are stored for this selection yet: compute them on the Metrics page")
-    directions = _directions(metrics)
-    target = selection.target_column
-    analysis = analyze(frame, metrics=metrics, target=target, directions=directions, settings=settings)
-    kept = frame[[*KEPT_COLUMNS, target, *metrics]].copy()
-    return Report(selection=selection, analysis=analysis, frame=kept, metrics=metrics, directions=directions,
-                  messages=messages)
+    metrics = [name for name in names if name not in empty]
+    kept = frame[[*KEPT_COLUMNS, *TARGETS.values(), ORIGINAL_LENGTH, EDITED_LENGTH, *metrics]].copy()
+    return SelectionData(frame=kept, metrics=metrics, directions=_directions(metrics), messages=messages)

@@ -25,11 +25,20 @@ from django.views.decorators.http import require_GET
 from annotations.models import Assignment, Project
 from annotations.roles import can_read_all
 from metrics import plots
-from metrics.analysis import fit_line, summary_rows
+from metrics.analysis import correlate, correlation_matrix, fit_line, summary_rows
 from metrics.dataset import TARGETS, VARIANTS
 from metrics.exports import neutralise_formula
-from metrics.reports import ORIGINS, Report, Selection, SelectionError, annotator_names, report_build, \
-    selection_from_query, task_types
+from metrics.reports import (
+    ORIGINS,
+    Report,
+    Selection,
+    SelectionError,
+    annotator_names,
+    report_build,
+    selection_data,
+    selection_from_query,
+    task_types,
+)
 
 PLOT_KINDS = ("scatter", "heatmap", "effort")
 NUMBER_FORMATS = ("csv", "json")
@@ -187,12 +196,10 @@ def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> H
     selection = _selection_or_400(request, project)
     if isinstance(selection, HttpResponse):
         return selection
-    report = report_build(selection=selection)
     try:
-        figure = {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort}[kind](report, request.GET, fmt)
+        return {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort}[kind](selection, request.GET, fmt)
     except _PlotError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    return figure
 
 
 class _PlotError(Exception):
@@ -207,16 +214,18 @@ def _figure_response(content: bytes, fmt: str, filename: str) -> HttpResponse:
     return response
 
 
-def _scatter(report: Report, query, fmt: str) -> HttpResponse:
+def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
+    """Needs only the selection's data (not the whole analysis): cheap in a cold process."""
+    data = selection_data(selection=selection)
     metric = query.get("metric", "")
-    if metric not in report.metrics:
+    if metric not in data.metrics:
         raise _PlotError(f"metric {metric!r} has no values in this selection; choose one of: "
-                         f"{', '.join(report.metrics) or 'none'}")
-    target = report.selection.target_column
-    rows = report.frame.dropna(subset=[metric, target])
+                         f"{', '.join(data.metrics) or 'none'}")
+    target = selection.target_column
+    rows = data.frame.dropna(subset=[metric, target])
     x, y = rows[metric].to_numpy(float), rows[target].to_numpy(float)
-    result = report.analysis.metrics[metric]
-    filename = f"{_safe_name(report.selection.project.name)}-{_safe_name(metric)}-{target}"
+    correlation = correlate(x, y)
+    filename = f"{_safe_name(selection.project.name)}-{_safe_name(metric)}-{target}"
     if fmt == "csv":
         return _csv_response(rows[["post_edit_id", "external_id", "annotator", metric, target]].to_dict("records"),
                              filename)
@@ -224,28 +233,30 @@ def _scatter(report: Report, query, fmt: str) -> HttpResponse:
     if fmt == "json":
         return _json_response(
             {
-                "selection": report.selection.describe(),
+                "selection": selection.describe(),
                 "metric": metric,
                 "target": target,
                 "n": int(x.size),
-                "pearson": result.pearson,
-                "pearson_ci": list(result.pearson_ci) if result.pearson_ci else None,
+                "pearson": correlation.pearson,
+                "pearson_ci": list(correlation.pearson_ci) if correlation.pearson_ci else None,
                 "fit": {"slope": fit.slope, "intercept": fit.intercept, "residual_sd": fit.residual_sd} if fit else None,
                 "points": json.loads(rows[["post_edit_id", "annotator", metric, target]].to_json(orient="records")),
             },
             filename,
         )
-    r = f"r = {result.pearson:.3f}" if result.pearson is not None else "r undefined"
+    r = f"r = {correlation.pearson:.3f}" if correlation.pearson is not None else "r undefined"
     content = plots.scatter(
-        x, y, fit=fit, fmt=fmt, title=f"{report.selection.project.name}: {metric} ({r}, n = {x.size:,})",
-        xlabel=f"{metric} ({report.directions.get(metric, 'effort')})", ylabel=target,
+        x, y, fit=fit, fmt=fmt, title=f"{selection.project.name}: {metric} ({r}, n = {x.size:,})",
+        xlabel=f"{metric} ({data.directions.get(metric, 'effort')})", ylabel=target,
     )
     return _figure_response(content, fmt, filename)
 
 
-def _heatmap(report: Report, query, fmt: str) -> HttpResponse:
-    matrix = report.analysis.matrix
-    filename = f"{_safe_name(report.selection.project.name)}-metric-matrix"
+def _heatmap(selection: Selection, query, fmt: str) -> HttpResponse:
+    """The analysis's matrix (rows with a target value), from the selection's data alone."""
+    data = selection_data(selection=selection)
+    matrix = correlation_matrix(data.frame[data.frame[selection.target_column].notna()], data.metrics)
+    filename = f"{_safe_name(selection.project.name)}-metric-matrix"
     if fmt == "csv":
         return _csv_response(
             [{"metric": a, **dict(zip(matrix["metrics"], row, strict=True))}
@@ -253,20 +264,21 @@ def _heatmap(report: Report, query, fmt: str) -> HttpResponse:
             filename,
         )
     if fmt == "json":
-        return _json_response({"selection": report.selection.describe(), **matrix}, filename)
+        return _json_response({"selection": selection.describe(), **matrix}, filename)
     if len(matrix["metrics"]) < 2:
         raise _PlotError("the matrix needs at least two metrics")
     content = plots.heatmap(matrix["metrics"], matrix["values"], fmt=fmt,
-                            title=f"{report.selection.project.name}: metric x metric Pearson r")
+                            title=f"{selection.project.name}: metric x metric Pearson r")
     return _figure_response(content, fmt, filename)
 
 
-def _effort(report: Report, query, fmt: str) -> HttpResponse:
+def _effort(selection: Selection, query, fmt: str) -> HttpResponse:
+    report = report_build(selection=selection)
     model = report.analysis.effort_model
     if model is None or model.predicted is None:
         raise _PlotError("no effort model for this selection (see the report's messages)")
-    target = report.selection.target_column
-    filename = f"{_safe_name(report.selection.project.name)}-effort-model-{target}"
+    target = selection.target_column
+    filename = f"{_safe_name(selection.project.name)}-effort-model-{target}"
     rows = report.frame.loc[model.index, ["post_edit_id", "external_id", "annotator"]].copy()
     rows["measured"] = model.measured
     rows["predicted"] = model.predicted
@@ -275,7 +287,7 @@ def _effort(report: Report, query, fmt: str) -> HttpResponse:
     if fmt == "json":
         return _json_response(
             {
-                "selection": report.selection.describe(),
+                "selection": selection.describe(),
                 "target": target,
                 "r2_cv": {"mean": model.r2_cv.mean, "sd": model.r2_cv.sd},
                 "inputs": model.inputs,
@@ -286,6 +298,6 @@ def _effort(report: Report, query, fmt: str) -> HttpResponse:
         )
     content = plots.predicted_vs_measured(
         np.asarray(model.measured), np.asarray(model.predicted), fmt=fmt, label=target,
-        title=f"{report.selection.project.name}: effort model (CV R² = {model.r2_cv.mean:.3f})",
+        title=f"{selection.project.name}: effort model (CV R² = {model.r2_cv.mean:.3f})",
     )
     return _figure_response(content, fmt, filename)

@@ -208,3 +208,15 @@ def test_nav_and_home_link_to_reports_for_researchers_only(researcher_client, an
     url = reverse("metrics-reports")
     assert url in researcher_client.get(reverse("home")).content.decode()
     assert url not in annotator_client.get(reverse("home")).content.decode()
+
+
+def test_a_changed_metric_value_is_never_served_from_the_cache(researcher_client, annotator, other_annotator):
+    project, post_edits = build_study(annotators=[annotator, other_annotator], name="changing")
+    url = reverse("metrics-report-data", kwargs={"project_id": project.pk, "fmt": "json"})
+    before = researcher_client.get(url).json()["metrics"]["levenshtein"]["pearson"]
+    assert researcher_client.get(url).json()["metrics"]["levenshtein"]["pearson"] == before  # cached, same
+    value = post_edits[0].metric_values.get(metric="levenshtein", variant="plain")
+    value.value += 500
+    value.save()
+    after = researcher_client.get(url).json()["metrics"]["levenshtein"]["pearson"]
+    assert after != pytest.approx(before)
