@@ -50,8 +50,13 @@ Endpoints (all POST; JSON with X-CSRFToken, or multipart/urlencoded with csrfmid
 - skip: reason required (400 if blank); a repeated skip -> 200; skipping a submitted one -> 409 "closed".
 
 Replay and effort: see annotations/replay.py and annotations/effort.py (their docstrings are the
-published definition, version DEFINITION_VERSION). IME: the server replays insertCompositionText from
-the latest compositionupdate `data` (the whole composition string), so the client needs nothing special.
+published definition, version DEFINITION_VERSION). IME: a beforeinput of insertCompositionText may
+report either the composition's range (then `data` is the whole new composition: exact) or the IME's
+caret (then the server replays from the latest compositionupdate `data`); both replay.
+
+Concurrency: every write locks the assignment and/or post-edit row (select_for_update; lock order
+assignment -> post-edit -> visits), so concurrent re-sends store an event once and concurrent submits
+give one result (checked by hand with 4 threads on PostgreSQL).
 """
 
 import bisect
