@@ -161,6 +161,8 @@ export function startEditor(config, els) {
   let failures = 0;
   let persistTimer = null;
   let draftTimer = null;
+  let draftDelay = DRAFT_DEBOUNCE_MS;
+  let lastEditT = 0;
   let draftInflight = null;
   let conflict = null;
 
@@ -526,8 +528,20 @@ export function startEditor(config, els) {
   // ---------------------------------------------------------------- drafts
   function scheduleDraftSave(delay = DRAFT_DEBOUNCE_MS) {
     if (closed || conflict) return;
-    clearTimeout(draftTimer);
-    draftTimer = setTimeout(saveDraft, delay);
+    // One timer re-armed lazily, not a clearTimeout/setTimeout pair per keystroke.
+    lastEditT = performance.now();
+    draftDelay = delay;
+    if (draftTimer === null) draftTimer = setTimeout(draftTimerFired, delay);
+  }
+
+  function draftTimerFired() {
+    const wait = lastEditT + draftDelay - performance.now();
+    if (wait > 1) {
+      draftTimer = setTimeout(draftTimerFired, wait);
+      return;
+    }
+    draftTimer = null;
+    saveDraft();
   }
 
   async function postJSON(url, body) {
@@ -630,6 +644,7 @@ export function startEditor(config, els) {
 
   async function finish(url, body, waitingText) {
     clearTimeout(draftTimer);
+    draftTimer = null;
     if (draftInflight) await draftInflight;
     setStatus(waitingText, "");
     await flushAll();
