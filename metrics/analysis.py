@@ -866,3 +866,10 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)
         rows.append(_plain(row))
     return rows
+
+
+def format_p(p: float | None) -> str:
+    """A p-value for people: 2 significant digits; an underflowed 0 shows as < 1e-300."""
+    if p is None:
+        return "-"
+    return "< 1e-300" if p == 0 else f"{p:.2g}"

@@ -18,7 +18,7 @@ from metrics.analysis import LineFit
 matplotlib.use("Agg")
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
-MAX_POINTS = 4000  # beyond this a scatter shows a fixed random sample (the fit uses every point)
+MAX_POINTS = 2500  # beyond this a scatter shows a fixed random sample (the fit uses every point); ~300 KB of SVG
 STYLE = {
     "text.parse_math": False,
     "text.usetex": False,
@@ -47,8 +47,7 @@ def _render(build, fmt: str) -> bytes:
 
 
 def scatter(
-    x: np.ndarray, y: np.ndarray, *, fit: LineFit | None, title: str, xlabel: str, ylabel: str, fmt: str = "svg",
-    note: str = "",
+    x: np.ndarray, y: np.ndarray, *, fit: LineFit | None, title: str, xlabel: str, ylabel: str, fmt: str = "svg"
 ) -> bytes:
     """Points, the least-squares line and its 95% confidence band."""
 
@@ -64,13 +63,9 @@ def scatter(
             axes.plot(grid, fit.predict(grid), color="#d9822b", linewidth=1.5, label="least squares")
             axes.legend(loc="upper left", frameon=False)
         axes.set_title(title)
-        axes.set_xlabel(xlabel)
+        sampled = f"{shown.size:,} of {x.size:,} points shown; the line uses all" if shown.size < x.size else ""
+        axes.set_xlabel(f"{xlabel}\n{sampled}" if sampled else xlabel)
         axes.set_ylabel(ylabel)
-        if shown.size < x.size:
-            note_text = f"showing {shown.size:,} of {x.size:,} points; the line uses all"
-            axes.annotate(note_text, (1, 0), xycoords="axes fraction", ha="right", va="bottom", fontsize=7)
-        elif note:
-            axes.annotate(note, (1, 0), xycoords="axes fraction", ha="right", va="bottom", fontsize=7)
         return figure
 
     return _render(build, fmt)

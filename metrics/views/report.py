@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET
 from annotations.models import Assignment, Project
 from annotations.roles import can_read_all
 from metrics import plots
-from metrics.analysis import correlate, correlation_matrix, fit_line, summary_rows
+from metrics.analysis import correlate, correlation_matrix, fit_line, format_p, summary_rows
 from metrics.dataset import TARGETS, VARIANTS
 from metrics.exports import neutralise_formula
 from metrics.reports import (
@@ -115,6 +115,8 @@ def _report_context(report: Report, project: Project) -> dict:
     for row, (name, result) in zip(summary_rows(analysis), analysis.metrics.items(), strict=True):
         rows.append({
             **row,
+            "pearson_p_text": format_p(row["pearson_p"]),
+            "williams_p_text": format_p(row["williams_p"]),
             "per_annotator": [result.pearson_per_annotator.get(a) for a in analysis.annotators],
             "messages": result.messages,
             "plots": plot_urls("scatter", metric=name) if result.pearson is not None else None,

@@ -19,6 +19,7 @@ from metrics.analysis import (
     analyze_targets,
     correlate,
     fit_line,
+    format_p,
     knn_predict,
     knn_r2_cv,
     knn_r2_split,
@@ -339,3 +340,7 @@ def test_several_targets_at_once_give_the_same_results_as_one_by_one():
 def test_bad_settings_are_refused_with_a_message():
     with pytest.raises(ValueError, match="test_size"):
         Settings(test_size=1.5)
+
+
+def test_p_values_read_well_even_when_they_underflow():
+    assert (format_p(0.0), format_p(0.04213), format_p(None)) == ("< 1e-300", "0.042", "-")

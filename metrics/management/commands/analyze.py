@@ -14,7 +14,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Project
-from metrics.analysis import Analysis, Settings, summary_rows
+from metrics.analysis import Analysis, Settings, format_p, summary_rows
 from metrics.dataset import TARGETS, VARIANTS
 from metrics.exports import neutralise_formula
 from metrics.reports import ORIGINS, Report, SelectionError, report_build, selection_build
@@ -101,10 +101,6 @@ def _num(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _p(value) -> str:
-    return "-" if value is None else f"{value:.2g}"
-
-
 def _align(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
@@ -120,10 +116,10 @@ def _metric_table(analysis: Analysis) -> str:
         if name == analysis.best_metric:
             williams = "best"
         elif m.williams_vs_best:
-            williams = _p(m.williams_vs_best.p) + (" *" if m.williams_vs_best.significant else "")
+            williams = format_p(m.williams_vs_best.p) + (" *" if m.williams_vs_best.significant else "")
         else:
             williams = "-"
-        rows.append([name, m.direction, str(m.n), str(m.dropped), _num(m.pearson), ci, _p(m.pearson_p),
+        rows.append([name, m.direction, str(m.n), str(m.dropped), _num(m.pearson), ci, format_p(m.pearson_p),
                      _num(m.spearman), _num(m.knn_r2), cv, williams,
                      *[_num(m.pearson_per_annotator.get(a)) for a in analysis.annotators]])
     if len(rows) == 1:
