@@ -1,0 +1,149 @@
+"""score_pairs: many pairs x many metrics, the per-pair metrics spread over processes.
+
+Work is cut into chunks of pairs; each worker process computes every requested per-pair metric on its chunk
+(so each process pays a library's set-up once). BERTScore runs batched in the calling process instead:
+torch already uses every core, and forking after torch has started threads is unsafe.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from .config import worker_count
+from .registry import METRICS, Metric, MetricUnavailable
+
+VARIANTS = ("plain", "with_references")
+REFERENCE_SEPARATOR = "\n\n"
+# Below this many pairs a process pool costs more than it saves.
+PARALLEL_FROM = 64
+_MAX_CHUNK = 128
+
+
+@dataclass(frozen=True)
+class Pair:
+    original: str
+    edited: str
+    references: tuple[str, ...] = ()
+    gold: tuple[str, ...] = ()
+
+
+def variant_original(original: str, references: Sequence[str]) -> str:
+    """The `with_references` variant's original: the model output, then each reference document, separated
+    by a blank line ("\\n\\n"), so text the annotator copied from a reference costs little."""
+    return REFERENCE_SEPARATOR.join([original, *references])
+
+
+def _check_request(metrics: Sequence[str], variant: str) -> list[Metric]:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; choose one of: {', '.join(VARIANTS)}")
+    chosen = []
+    for name in metrics:
+        if name not in METRICS:
+            raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRICS)}")
+        metric = METRICS[name]
+        reason = metric.unavailable_reason()
+        if reason is not None:
+            raise MetricUnavailable(reason)
+        chosen.append(metric)
+    return chosen
+
+
+def _effective_original(pair: Pair, metric: Metric, variant: str) -> str:
+    # Gold-based metrics judge an output against gold edits; the references variant does not concern them.
+    if variant == "with_references" and metric.family != "gold-based":
+        return variant_original(pair.original, pair.references)
+    return pair.original
+
+
+def _score_chunk(pairs: Sequence[Pair], names: Sequence[str], variant: str) -> dict[str, list[float | None]]:
+    out: dict[str, list[float | None]] = {}
+    for name in names:
+        metric = METRICS[name]
+        values: list[float | None] = []
+        for pair in pairs:
+            if metric.applies_to(references=pair.references, gold=pair.gold):
+                original = _effective_original(pair, metric, variant)
+                values.append(float(metric.func(original, pair.edited, references=pair.references, gold=pair.gold)))
+            else:
+                values.append(None)
+        out[name] = values
+    return out
+
+
+def _warm_up(names: Sequence[str]) -> None:
+    """Run each metric once here: WordNet gets prepared once (not raced by workers), set-up errors surface once."""
+    _score_chunk([Pair("a b", "a c", ("b",), ("a c",))], names, "plain")
+
+
+def score_pairs(
+    pairs: Sequence[Pair],
+    metrics: Sequence[str],
+    *,
+    variant: str = "plain",
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, list[float | None]]:
+    """Every requested metric on every pair, values in input order; None where a pair lacks what the metric
+    needs (a gold-based metric and no gold). `progress(n)` reports n more (pair, metric) values done."""
+    chosen = _check_request(metrics, variant)
+    pairs = [p if isinstance(p, Pair) else Pair(*p) for p in pairs]
+    results: dict[str, list[float | None]] = {}
+    batched = [m.name for m in chosen if m.name == "bertscore"]
+    per_pair = [m.name for m in chosen if m.name != "bertscore"]
+    if per_pair:
+        results.update(_score_per_pair(pairs, per_pair, variant, worker_count(workers), progress))
+    for name in batched:
+        results[name] = _score_bertscore(pairs, variant, progress)
+    return {m.name: results[m.name] for m in chosen}
+
+
+def _score_per_pair(
+    pairs: list[Pair], names: list[str], variant: str, workers: int, progress: Callable[[int], None] | None
+) -> dict[str, list[float | None]]:
+    if workers <= 1 or len(pairs) < PARALLEL_FROM:
+        out = _score_chunk(pairs, names, variant)
+        if progress:
+            progress(len(pairs) * len(names))
+        return out
+    _warm_up(names)  # one clear error here beats one per worker
+    size = max(1, min(_MAX_CHUNK, math.ceil(len(pairs) / (workers * 8))))
+    bounds = [(start, min(start + size, len(pairs))) for start in range(0, len(pairs), size)]
+    out = {name: [None] * len(pairs) for name in names}
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        futures = {pool.submit(_score_chunk, pairs[a:b], names, variant): (a, b) for a, b in bounds}
+        for future in as_completed(futures):
+            a, b = futures[future]
+            for name, values in future.result().items():
+                out[name][a:b] = values
+            if progress:
+                progress((b - a) * len(names))
+    return out
+
+
+def _context():
+    # Not fork: libdivsufsort runs OpenMP, and GNU OpenMP hangs in a child forked after the parent used it
+    # (torch's thread pools have the same flaw). A fork server is a fresh interpreter that only imports this
+    # package, so workers fork from a clean process cheaply.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__package__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _score_bertscore(pairs: list[Pair], variant: str, progress: Callable[[int], None] | None) -> list[float | None]:
+    from .semantic import BATCH_SIZE, bertscore_many
+
+    metric = METRICS["bertscore"]
+    values: list[float | None] = []
+    for start in range(0, len(pairs), BATCH_SIZE * 4):
+        chunk = pairs[start : start + BATCH_SIZE * 4]
+        originals = [_effective_original(p, metric, variant) for p in chunk]
+        values.extend(bertscore_many(originals, [p.edited for p in chunk]))
+        if progress:
+            progress(len(chunk))
+    return values
