@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import compression, edit, ngram, semantic
+from . import compression, edit, gold, ngram, semantic
 from .registry import Metric, register
 
 NO_NEEDS: frozenset[str] = frozenset()
+GOLD = frozenset({"gold"})
 
 
 def _library(package: str, what: str = "") -> str:
@@ -89,4 +90,36 @@ register(Metric(
     needs=frozenset({"semantic"}), library=_library("bert-score", " + a local model (all-MiniLM-L6-v2)"),
     version="1", _check=semantic.unavailable_reason,
     description="BERTScore F1 (0-1) of the model output against the post-edit, from a local model",
+))
+
+# Gold-based (EditEval): `edited` is the output judged against the gold edits; None (via score_pairs) without gold.
+register(Metric(
+    name="sari", func=gold.sari, family="gold-based", direction="similarity", needs=GOLD,
+    library="own (Xu et al. 2016; EASSE conventions as in EditEval)", version="1",
+    description="SARI (0-100): F1 of the n-grams added, kept and deleted relative to the original, vs gold",
+))
+register(Metric(
+    name="gleu", func=gold.gleu, family="gold-based", direction="similarity", needs=GOLD,
+    library="own (Napoles et al. 2015/2016), checked against gleu 1.1.0", version="1",
+    description="GEC GLEU (0-1): n-gram precision vs gold, penalizing source n-grams the gold changed",
+))
+register(Metric(
+    name="ibleu", func=gold.ibleu, family="gold-based", direction="similarity", needs=GOLD,
+    library=_library("sacrebleu", "; own formula (Sun & Zhou 2012)"), version="1",
+    description="0.9 x BLEU(output, gold) - 0.1 x BLEU(output, original), sentence BLEU 0-100",
+))
+register(Metric(
+    name="exact_match", func=gold.exact_match, family="gold-based", direction="similarity", needs=GOLD,
+    library="own", version="1",
+    description="1 if the output equals one of the gold edits (outer whitespace ignored), else 0",
+))
+register(Metric(
+    name="em_diff", func=gold.em_diff, family="gold-based", direction="similarity", needs=GOLD,
+    library="own (difflib; EditEval's em_diff)", version="1",
+    description="share of the output's word-level changes to the original that the best gold edit also makes",
+))
+register(Metric(
+    name="update_rouge", func=gold.update_rouge, family="gold-based", direction="similarity", needs=GOLD,
+    library=_library("rouge-score", "; own additions (Iv et al. 2022, EditEval)"), version="1",
+    description="ROUGE-L F1 (0-1) between the sentences the output added to the original and those gold added",
 ))

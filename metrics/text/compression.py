@@ -7,11 +7,14 @@ sep, which occurs nowhere else), so one factorization suffices: count the phrase
 
 from __future__ import annotations
 
+import ctypes
 import zlib
-from bisect import bisect_right
+from functools import cache
+from pathlib import Path
 
 import numpy as np
-from pydivsufsort import lempel_ziv_factorization, longest_previous_factor
+import pydivsufsort
+from pydivsufsort import longest_previous_factor
 
 # Beyond Unicode's last code point, so it can never occur in a text.
 _SEP_CODE_POINT = 0x110000
@@ -21,11 +24,41 @@ _TABLE_RANKS_FROM = 1 << 18
 
 def compression_distance(original: str, edited: str) -> int:
     """Phrases of the LZ77 factorization of edited when it may copy from original (see module doc)."""
+    _one_openmp_thread()
     symbols = _symbols(original, edited)
-    starts = lempel_ziv_factorization(longest_previous_factor(symbols))
-    # starts lists every phrase start, then len(symbols); sep sits at index len(original).
-    phrases = len(starts) - 1
-    return phrases - bisect_right(starts, len(original), 0, phrases)
+    # lpf[i]: length of the longest prefix of symbols[i:] that also starts before i (0 if none).
+    lpf = longest_previous_factor(symbols)
+    # sep (at len(original)) is a phrase of its own, so the phrases of edited start right after it.
+    lengths = lpf[len(original) + 1 :].tolist()
+    i, phrases = 0, 0
+    while i < len(lengths):
+        i += lengths[i] or 1
+        phrases += 1
+    return phrases
+
+
+@cache
+def _openmp_limiter() -> ctypes._CFuncPtr | None:
+    """omp_set_num_threads of the OpenMP runtime pydivsufsort's wheel bundles, if any.
+
+    Two reasons to run libdivsufsort on one thread: on texts this short, waking a thread team costs far more
+    than the sort (about 20x here on a busy 2-core machine), and a process whose OpenMP team has started
+    cannot safely fork children that use OpenMP again.
+    """
+    libs = Path(pydivsufsort.__file__).resolve().parent.parent / "pydivsufsort.libs"
+    for path in sorted(libs.glob("libgomp*.so*")):
+        try:
+            return ctypes.CDLL(str(path)).omp_set_num_threads
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+def _one_openmp_thread() -> None:
+    # The setting is per calling thread in OpenMP, hence on every call (about a microsecond).
+    limiter = _openmp_limiter()
+    if limiter is not None:
+        limiter(1)
 
 
 def _symbols(original: str, edited: str) -> np.ndarray:
