@@ -123,6 +123,11 @@ def selection_build(
     origin: str | None = None,
 ) -> Selection:
     """Validate the selection parameters; a SelectionError names the bad one and the choices."""
+    texts = {"target": target, "variant": variant, "task_type": task_type, "origin": origin,
+             "annotators": ",".join(annotators) if annotators and not isinstance(annotators, str) else annotators}
+    for name, text in texts.items():
+        if text and "\x00" in text:  # PostgreSQL refuses NUL in text: say so instead of failing
+            raise SelectionError(f"{name} contains a NUL character")
     target = (target or "").strip()
     if target not in TARGETS:
         raise SelectionError(f"target {target!r} is not one of: {', '.join(TARGETS)}")
@@ -144,6 +149,16 @@ def selection_build(
         project=project, target=target, variant=variant, annotators=names, task_type=(task_type or "").strip(),
         origin=origin,
     )
+
+
+MAX_ID = 2**63 - 1
+
+
+def project_get(*, project_id: int) -> Project | None:
+    """The project, or None (also for ids no database column can hold)."""
+    if not 0 < project_id <= MAX_ID:
+        return None
+    return Project.objects.filter(pk=project_id).first()
 
 
 def selection_from_query(*, project: Project, query: Mapping) -> Selection:

@@ -5,19 +5,17 @@ authentication. The same service (metrics.reports) serves the report page and th
 command, so the three agree.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api.permissions import IsAdminOrResearcher
-from annotations.models import Project
 from metrics.analysis import Settings
 from metrics.api import serializers_analysis as s
-from metrics.reports import SelectionError, report_build, selection_build
+from metrics.reports import SelectionError, project_get, report_build, selection_build
 
 
 class ProjectAnalysisApi(APIView):
@@ -42,7 +40,9 @@ class ProjectAnalysisApi(APIView):
         },
     )
     def get(self, request: Request, pk: int) -> Response:
-        project = get_object_or_404(Project, pk=pk)
+        project = project_get(project_id=pk)
+        if project is None:
+            raise NotFound("No such project.")
         query = s.AnalysisQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         params = query.validated_data

@@ -18,7 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -34,6 +34,7 @@ from metrics.reports import (
     Selection,
     SelectionError,
     annotator_names,
+    project_get,
     report_build,
     selection_data,
     selection_from_query,
@@ -48,7 +49,10 @@ SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 def _project(request: HttpRequest, project_id: int) -> Project:
     if not can_read_all(request.user):
         raise PermissionDenied("Only researchers and admins may read analysis reports.")
-    return get_object_or_404(Project, pk=project_id)
+    project = project_get(project_id=project_id)
+    if project is None:
+        raise Http404("No such project.")
+    return project
 
 
 def _safe_name(text: str) -> str:

@@ -113,3 +113,8 @@ def test_the_endpoint_is_in_the_openapi_schema(researcher_client):
     assert {p["name"] for p in operation["parameters"]} >= {"id", "target", "variant", "annotators", "cv_repeats"}
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/AnalysisOutput")
     assert "MetricResultOutput" in schema["components"]["schemas"]
+
+
+def test_an_id_beyond_any_database_column_is_404(researcher):
+    response = token_client(researcher).get(f"/api/projects/{10**20}/analysis/?target=keystrokes")
+    assert response.status_code == 404

@@ -220,3 +220,10 @@ def test_a_changed_metric_value_is_never_served_from_the_cache(researcher_client
     value.save()
     after = researcher_client.get(url).json()["metrics"]["levenshtein"]["pearson"]
     assert after != pytest.approx(before)
+
+
+def test_huge_ids_and_nul_characters_get_clear_answers(researcher_client, study):
+    assert researcher_client.get(f"/research/{10**20}/report/").status_code == 404
+    url = reverse("metrics-report", kwargs={"project_id": study.pk})
+    response = researcher_client.get(url, {"task_type": "mt\x00"})
+    assert response.status_code == 400 and "task_type contains a NUL character" in response.content.decode()
