@@ -16,8 +16,8 @@ Conventions (documented in the README, "Analysis"):
   R² on the test part. Repeated K-fold: sklearn's RepeatedKFold(5 folds, 10 repeats,
   seed 42); a repeat's R² is the mean of its folds' R² (as cross_val_score), and we
   report the mean and the sample sd (ddof=1) over repeats.
-  Neighbours come from the sorted training values (searchsorted), not a tree: exact and
-  O(n log n) per metric. When several training points tie at the K-th distance, they
+  Neighbours come from the sorted training values (prefix counts and a short binary
+  search, vectorised over the queries), not a tree: exact, one sort per metric. When several training points tie at the K-th distance, they
   share the remaining weight equally -- the average over every way of breaking the tie
   -- so the prediction does not depend on row order; without ties it is exactly
   sklearn's KNeighborsRegressor(K).
@@ -333,7 +333,7 @@ def knn_predictions(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np
     target): the neighbours are found once.
 
     The K nearest training values form a contiguous run [s, s+K) of the sorted training
-    values, found by a 3-step binary search over the K+1 runs touching the query's
+    values, found by a binary search (ceil(log2(K+1)) steps) over the K+1 runs touching the query's
     insertion point. Training points tied at the K-th distance (they may extend beyond
     the run) share the run's tied slots equally. Everything is a gather or a prefix sum:
     no per-query loop, no tree.
