@@ -32,7 +32,10 @@ class ProjectForm(forms.Form):
     idle_threshold_s = forms.FloatField(
         initial=30.0, min_value=0.5, label="Idle threshold (s)", help_text="Longer gaps are idle, not active time."
     )
-    overlap = forms.IntegerField(initial=1, min_value=1, label="Overlap k", help_text="Annotators per item.")
+    # max: the column is a PositiveSmallIntegerField (a larger number would be a database error, a 500).
+    overlap = forms.IntegerField(
+        initial=1, min_value=1, max_value=32767, label="Overlap k", help_text="Annotators per item."
+    )
 
     def clean_instructions_file(self):
         upload = self.cleaned_data.get("instructions_file")

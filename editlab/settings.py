@@ -141,6 +141,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # <int:pk> matches digits only: a negative id is no URL of the API at all.
+    "PATH_CONVERTER_OVERRIDES": {"int": {"type": "integer", "minimum": 0}},
 }
 
 # Background jobs (metric computation). "immediate" runs in-process (the embedded

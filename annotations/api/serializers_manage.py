@@ -8,6 +8,9 @@ from annotations.roles import ROLES
 from annotations.templatetags.editlab import render_markdown
 
 MAX_ITEMS_PER_REQUEST = 5000
+# Bounds of the columns the numbers land in: beyond them the database errs (a 500, not a 400).
+MAX_OVERLAP = 32767  # PositiveSmallIntegerField
+MAX_ID = 2**63 - 1  # BigAutoField
 
 
 # --------------------------------------------------------------------------- projects
@@ -51,7 +54,7 @@ class ProjectCreateInputSerializer(serializers.Serializer):
         '{"instructions": {"fluency": ["Fix grammar errors", ...]}}; `task_type` picks the list.',
     )
     idle_threshold_s = serializers.FloatField(required=False, default=30.0, min_value=0.001)
-    overlap = serializers.IntegerField(required=False, default=1, min_value=1)
+    overlap = serializers.IntegerField(required=False, default=1, min_value=1, max_value=MAX_OVERLAP)
 
 
 class ProjectUpdateInputSerializer(serializers.Serializer):
@@ -61,14 +64,14 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
     instructions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     instructions_file = serializers.JSONField(required=False)
     idle_threshold_s = serializers.FloatField(required=False, min_value=0.001)
-    overlap = serializers.IntegerField(required=False, min_value=1)
+    overlap = serializers.IntegerField(required=False, min_value=1, max_value=MAX_OVERLAP)
 
 
 # --------------------------------------------------------------------------- items
 
 
 class ItemOutputSerializer(serializers.ModelSerializer):
-    batch = serializers.CharField(source="batch.name", default=None, read_only=True)
+    batch = serializers.CharField(source="batch.name", default=None, allow_null=True, read_only=True)
     effective_instruction = serializers.CharField(read_only=True)
 
     class Meta:
@@ -140,7 +143,7 @@ class BatchMakeOutputSerializer(serializers.Serializer):
 class BatchAssignInputSerializer(serializers.Serializer):
     annotators = serializers.ListField(child=serializers.CharField(), allow_empty=False,
                                        help_text="Usernames of active annotators.")
-    overlap = serializers.IntegerField(min_value=1, required=False,
+    overlap = serializers.IntegerField(min_value=1, max_value=MAX_OVERLAP, required=False,
                                        help_text="Annotators per item; default: the project's overlap.")
     batches = serializers.ListField(child=serializers.CharField(), required=False,
                                     help_text="Batch names; default: every batch of the project.")
@@ -168,7 +171,7 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     annotator = serializers.CharField(source="annotator.username")
     project = serializers.IntegerField(source="item.project_id")
     project_name = serializers.CharField(source="item.project.name")
-    batch = serializers.CharField(source="item.batch.name", default=None)
+    batch = serializers.CharField(source="item.batch.name", default=None, allow_null=True)
     batch_position = serializers.IntegerField(source="item.batch_position", allow_null=True)
     item = AssignmentItemSerializer()
     post_edit = serializers.SerializerMethodField(help_text="The post-edit's id once the editor has opened it.")
@@ -196,7 +199,9 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
 
 
 class AssignmentMoveInputSerializer(serializers.Serializer):
-    ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False, help_text="Assignment ids.")
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), allow_empty=False, help_text="Assignment ids."
+    )
     force = serializers.BooleanField(default=False, help_text="Also in-progress work (discards its draft).")
 
 

@@ -13,8 +13,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, status
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -32,6 +32,16 @@ User = get_user_model()
 TAG_PROJECTS = ["projects"]
 TAG_ASSIGNMENTS = ["assignments"]
 TAG_USERS = ["users"]
+
+# The error answers, documented so that the schema describes every response (tests/editlab/test_api_schema.py).
+_DETAIL = inline_serializer(name="ManageError", fields={"detail": serializers.CharField()})
+E400 = {
+    400: OpenApiResponse(
+        OpenApiTypes.OBJECT, description="Invalid input: `detail`, or each field's name, carries the messages."
+    )
+}
+E403 = {403: OpenApiResponse(_DETAIL, description="Not logged in, or the role may not do this.")}
+E404 = {404: OpenApiResponse(_DETAIL, description="No such object (or not visible to you).")}
 
 
 @contextmanager
@@ -61,7 +71,11 @@ def _project_for(request: Request, pk: int) -> Project:
 # --------------------------------------------------------------------------- projects
 
 
-@extend_schema(tags=TAG_PROJECTS, summary="List projects (annotators: the projects they have work in)")
+@extend_schema(
+    tags=TAG_PROJECTS,
+    summary="List projects (annotators: the projects they have work in)",
+    responses={200: s.ProjectOutputSerializer, **E403, **E404},  # 404: a page beyond the last
+)
 class ProjectListApi(generics.ListAPIView):
     permission_classes = [IsAuthenticated, HasRole]
     serializer_class = s.ProjectOutputSerializer
@@ -73,7 +87,7 @@ class ProjectListApi(generics.ListAPIView):
 class ProjectDetailApi(APIView):
     permission_classes = [IsAuthenticated, HasRole]
 
-    @extend_schema(tags=TAG_PROJECTS, summary="One project", responses=s.ProjectOutputSerializer)
+    @extend_schema(tags=TAG_PROJECTS, summary="One project", responses={200: s.ProjectOutputSerializer, **E403, **E404})
     def get(self, request: Request, pk: int) -> Response:
         return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
 
@@ -85,7 +99,7 @@ class ProjectCreateApi(APIView):
         tags=TAG_PROJECTS,
         summary="Create a project (admins)",
         request=s.ProjectCreateInputSerializer,
-        responses={201: s.ProjectOutputSerializer},
+        responses={201: s.ProjectOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
         data = _project_fields(request.data, s.ProjectCreateInputSerializer)
@@ -101,7 +115,7 @@ class ProjectUpdateApi(APIView):
         tags=TAG_PROJECTS,
         summary="Change a project's settings (admins); absent fields are kept",
         request=s.ProjectUpdateInputSerializer,
-        responses=s.ProjectOutputSerializer,
+        responses={200: s.ProjectOutputSerializer, **E400, **E403, **E404},
     )
     def post(self, request: Request, pk: int) -> Response:
         project = _project_for(request, pk)
@@ -127,7 +141,7 @@ class ProjectProgressApi(APIView):
     @extend_schema(
         tags=TAG_PROJECTS,
         summary="Progress per annotator and per batch (admins, researchers)",
-        responses=s.ProjectProgressOutputSerializer,
+        responses={200: s.ProjectProgressOutputSerializer, **E403, **E404},
     )
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
@@ -137,7 +151,11 @@ class ProjectProgressApi(APIView):
 # --------------------------------------------------------------------------- items
 
 
-@extend_schema(tags=TAG_PROJECTS, summary="List a project's items (admins, researchers)")
+@extend_schema(
+    tags=TAG_PROJECTS,
+    summary="List a project's items (admins, researchers)",
+    responses={200: s.ItemOutputSerializer, **E403, **E404},
+)
 class ItemListApi(generics.ListAPIView):
     permission_classes = [IsAuthenticated, IsAdminOrResearcher]
     serializer_class = s.ItemOutputSerializer
@@ -154,7 +172,7 @@ class ItemBulkCreateApi(APIView):
         tags=TAG_PROJECTS,
         summary="Add items in bulk (admins); atomic, identical re-posts are skipped",
         request=s.ItemBulkCreateInputSerializer,
-        responses={201: s.ItemBulkCreateOutputSerializer},
+        responses={200: s.ItemBulkCreateOutputSerializer, 201: s.ItemBulkCreateOutputSerializer, **E400, **E403, **E404},
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
@@ -193,7 +211,7 @@ class BatchListApi(APIView):
     @extend_schema(
         tags=TAG_PROJECTS,
         summary="A project's batches with their annotators (admins, researchers)",
-        responses=s.BatchOutputSerializer(many=True),
+        responses={200: s.BatchOutputSerializer(many=True), **E403, **E404},
     )
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
@@ -207,7 +225,7 @@ class BatchMakeApi(APIView):
         tags=TAG_PROJECTS,
         summary="Cut the project's unbatched items into batches (admins)",
         request=s.BatchMakeInputSerializer,
-        responses={201: s.BatchMakeOutputSerializer},
+        responses={200: s.BatchMakeOutputSerializer, 201: s.BatchMakeOutputSerializer, **E400, **E403, **E404},
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
@@ -226,7 +244,7 @@ class BatchAssignApi(APIView):
         tags=TAG_PROJECTS,
         summary="Assign batches with overlap k (admins); re-running creates no duplicates",
         request=s.BatchAssignInputSerializer,
-        responses=s.BatchAssignOutputSerializer,
+        responses={200: s.BatchAssignOutputSerializer, **E400, **E403, **E404},
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
@@ -270,6 +288,7 @@ def _assignments_for(user) -> QuerySet:
         OpenApiParameter("status", OpenApiTypes.STR, enum=[c for c, _ in Assignment.STATUS_CHOICES]),
         OpenApiParameter("annotator", OpenApiTypes.STR, description="Username (admins, researchers)."),
     ],
+    responses={200: s.AssignmentOutputSerializer, **E400, **E403, **E404},  # 404: a page beyond the last
 )
 class AssignmentListApi(generics.ListAPIView):
     permission_classes = [IsAuthenticated, HasRole]
@@ -280,9 +299,12 @@ class AssignmentListApi(generics.ListAPIView):
         params = self.request.query_params
         if params.get("project"):
             try:
-                queryset = queryset.filter(item__project_id=int(params["project"]))
+                project_id = int(params["project"])
             except ValueError:
                 raise ValidationError({"project": "must be a project id (an integer)"}) from None
+            if not 0 < project_id <= s.MAX_ID:  # beyond the column's range the database errs
+                raise ValidationError({"project": f"must be a project id (1 to {s.MAX_ID})"})
+            queryset = queryset.filter(item__project_id=project_id)
         if params.get("status"):
             valid = [c for c, _ in Assignment.STATUS_CHOICES]
             if params["status"] not in valid:
@@ -297,7 +319,7 @@ class AssignmentDetailApi(APIView):
     permission_classes = [IsAuthenticated, HasRole]
 
     @extend_schema(tags=TAG_ASSIGNMENTS, summary="One assignment (annotators: only their own, others 404)",
-                   responses=s.AssignmentOutputSerializer)
+                   responses={200: s.AssignmentOutputSerializer, **E403, **E404})
     def get(self, request: Request, pk: int) -> Response:
         assignment = get_object_or_404(_assignments_for(request.user), pk=pk)
         return Response(s.AssignmentOutputSerializer(assignment).data)
@@ -329,7 +351,7 @@ class AssignmentWithdrawApi(APIView):
         tags=TAG_ASSIGNMENTS,
         summary="Withdraw pending assignments (admins); submitted work is never touched",
         request=s.AssignmentMoveInputSerializer,
-        responses=s.AssignmentMoveOutputSerializer,
+        responses={200: s.AssignmentMoveOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
         serializer = s.AssignmentMoveInputSerializer(data=request.data)
@@ -347,7 +369,7 @@ class AssignmentReassignApi(APIView):
         tags=TAG_ASSIGNMENTS,
         summary="Move pending assignments to another annotator (admins)",
         request=s.AssignmentReassignInputSerializer,
-        responses=s.AssignmentMoveOutputSerializer,
+        responses={200: s.AssignmentMoveOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
         serializer = s.AssignmentReassignInputSerializer(data=request.data)
@@ -386,7 +408,9 @@ def _user_output(user) -> dict:
 class UserListApi(APIView):
     permission_classes = [IsAuthenticated, IsAdminRole]
 
-    @extend_schema(tags=TAG_USERS, summary="Users and their roles (admins)", responses=s.UserOutputSerializer(many=True))
+    @extend_schema(
+        tags=TAG_USERS, summary="Users and their roles (admins)", responses={200: s.UserOutputSerializer(many=True), **E403}
+    )
     def get(self, request: Request) -> Response:
         users = User.objects.order_by("username").prefetch_related(Prefetch("groups"))
         return Response([_user_output(user) for user in users])
@@ -399,7 +423,7 @@ class UserAddApi(APIView):
         tags=TAG_USERS,
         summary="Create a user with a role, or update an existing one (admins)",
         request=s.UserAddInputSerializer,
-        responses={200: s.UserOutputSerializer, 201: s.UserOutputSerializer},
+        responses={200: s.UserOutputSerializer, 201: s.UserOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
         serializer = s.UserAddInputSerializer(data=request.data)
@@ -414,7 +438,7 @@ class UserRoleApi(APIView):
     permission_classes = [IsAuthenticated, IsAdminRole]
 
     @extend_schema(tags=TAG_USERS, summary="Set a user's role (admins)", request=s.UserRoleInputSerializer,
-                   responses=s.UserOutputSerializer)
+                   responses={200: s.UserOutputSerializer, **E400, **E403, **E404})
     def post(self, request: Request, pk: int) -> Response:
         user = get_object_or_404(User, pk=pk)
         serializer = s.UserRoleInputSerializer(data=request.data)

@@ -36,6 +36,15 @@ class MetricValueOutputSerializer(serializers.Serializer):
     computed_at = serializers.DateTimeField()
 
 
+class MetricValuePageOutputSerializer(serializers.Serializer):
+    """The paginated list as it is sent (documentation only)."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = MetricValueOutputSerializer(many=True)
+
+
 class MetricJobInputSerializer(serializers.Serializer):
     metrics = serializers.ListField(
         child=serializers.CharField(max_length=64),

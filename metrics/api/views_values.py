@@ -28,7 +28,9 @@ from metrics.services import ComputeError, metric_job_create, metric_job_retry
 
 TAGS = ["metric values"]
 ERRORS = {
-    400: OpenApiResponse(s.MetricsErrorSerializer, description="Bad request; `detail` names the problem."),
+    400: OpenApiResponse(
+        OpenApiTypes.OBJECT, description="Bad request; `detail`, or each field's name, carries the messages."
+    ),
     403: OpenApiResponse(s.MetricsErrorSerializer, description="Not logged in, or not a researcher or admin."),
 }
 NOT_FOUND = {404: OpenApiResponse(s.MetricsErrorSerializer, description="No such project or job.")}
@@ -80,7 +82,7 @@ class MetricValueListApi(ValuesApiView):
         tags=TAGS,
         summary="List stored metric values (paginated), filtered by project, metric, variant, annotator",
         parameters=[s.MetricValueFilterSerializer, OpenApiParameter("page", int), OpenApiParameter("page_size", int)],
-        responses={200: s.MetricValueOutputSerializer(many=True), **ERRORS},
+        responses={200: s.MetricValuePageOutputSerializer, **ERRORS, **NOT_FOUND},  # 404: a page beyond the last
     )
     def get(self, request: Request) -> Response:
         filters = s.MetricValueFilterSerializer(data=request.query_params)
