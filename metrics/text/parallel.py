@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import queue
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 from .config import worker_count
@@ -104,33 +107,96 @@ def score_pairs(
 def _score_per_pair(
     pairs: list[Pair], names: list[str], variant: str, workers: int, progress: Callable[[int], None] | None
 ) -> dict[str, list[float | None]]:
-    if workers <= 1 or len(pairs) < PARALLEL_FROM:
-        out = _score_chunk(pairs, names, variant)
+    out: dict[str, list[float | None]] = {name: [None] * len(pairs) for name in names}
+
+    def store(a: int, b: int, values: dict[str, list[float | None]]) -> None:
+        for name, chunk_values in values.items():
+            out[name][a:b] = chunk_values
         if progress:
-            progress(len(pairs) * len(names))
+            progress((b - a) * len(names))
+
+    if workers <= 1 or len(pairs) < PARALLEL_FROM:
+        store(0, len(pairs), _score_chunk(pairs, names, variant))
         return out
     _warm_up(names)  # one clear error here beats one per worker
     size = max(1, min(_MAX_CHUNK, math.ceil(len(pairs) / (workers * 8))))
-    bounds = [(start, min(start + size, len(pairs))) for start in range(0, len(pairs), size)]
-    out = {name: [None] * len(pairs) for name in names}
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        futures = {pool.submit(_score_chunk, pairs[a:b], names, variant): (a, b) for a, b in bounds}
-        for future in as_completed(futures):
-            a, b = futures[future]
-            for name, values in future.result().items():
-                out[name][a:b] = values
-            if progress:
-                progress((b - a) * len(names))
+    todo = deque((start, min(start + size, len(pairs))) for start in range(0, len(pairs), size))
+    # workers - 1 processes take chunks from the front; this process takes them from the back meanwhile, so
+    # it is busy from the start (the processes take a moment to start) and nothing waits on a slow last chunk.
+    done: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    feeder = threading.Thread(
+        target=_feed_pool, args=(todo, pairs, names, variant, workers - 1, done, stop), daemon=True
+    )
+    feeder.start()
+    try:
+        while True:
+            try:
+                a, b = todo.pop()
+            except IndexError:
+                break
+            store(a, b, _score_chunk(pairs[a:b], names, variant))
+            _drain(done, store, block=False)
+        _drain(done, store, block=True)
+    finally:
+        stop.set()
+        feeder.join()
     return out
+
+
+_FINISHED = object()
+
+
+def _drain(done: queue.Queue, store: Callable, *, block: bool) -> None:
+    """Store the chunks the worker processes finished; with block, until the feeder says it is finished.
+    Results are stored here, in the calling thread, so `progress` never runs on another thread."""
+    while True:
+        try:
+            item = done.get(block=block)
+        except queue.Empty:
+            return
+        if item is _FINISHED:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        store(*item)
+
+
+def _feed_pool(
+    todo: deque, pairs: list[Pair], names: list[str], variant: str, processes: int,
+    done: queue.Queue, stop: threading.Event,
+) -> None:
+    try:
+        with ProcessPoolExecutor(max_workers=processes, mp_context=_context()) as pool:
+            running: dict = {}
+            while not stop.is_set():
+                # Keep each process busy with one chunk and one queued, no more: the rest stays takeable.
+                while len(running) < 2 * processes:
+                    try:
+                        a, b = todo.popleft()
+                    except IndexError:
+                        break
+                    running[pool.submit(_score_chunk, pairs[a:b], names, variant)] = (a, b)
+                if not running:
+                    break
+                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    a, b = running.pop(future)
+                    done.put((a, b, future.result()))
+            pool.shutdown(cancel_futures=True)
+    except BaseException as error:  # handed to the calling thread, which raises it
+        done.put(error)
+    finally:
+        done.put(_FINISHED)
 
 
 def _context():
     # Not fork: libdivsufsort runs OpenMP, and GNU OpenMP hangs in a child forked after the parent used it
-    # (torch's thread pools have the same flaw). A fork server is a fresh interpreter that only imports this
-    # package, so workers fork from a clean process cheaply.
+    # (torch's thread pools have the same flaw). A fork server is a fresh interpreter that imports the
+    # libraries once, so each worker forks from a clean process cheaply.
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__package__])
+        context.set_forkserver_preload([f"{__package__}.preload"])
         return context
     return multiprocessing.get_context("spawn")
 
