@@ -67,7 +67,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, TextField
+from django.db.models import Max, Q, Subquery, TextField
 from django.db.models.functions import Cast
 from django.http import Http404
 from django.urls import reverse
@@ -249,6 +249,16 @@ def _locked(post_edit: PostEdit) -> PostEdit:
     )
 
 
+def _locked_for_events(post_edit: PostEdit) -> PostEdit:
+    """Locked like _locked, loading only what ingestion reads: ~half the ORM cost per batch."""
+    return (
+        PostEdit.objects.select_for_update(of=("self",))
+        .select_related("assignment")
+        .only("id", "assignment", "event_gaps", "assignment__status")
+        .get(pk=post_edit.pk)
+    )
+
+
 def _visit_of(post_edit: PostEdit, page_id: uuid.UUID | str) -> Visit:
     try:
         return post_edit.visits.get(page_id=page_id)
@@ -315,15 +325,17 @@ def post_edit_ingest_events(
 ) -> IngestResult:
     """Store a validated batch (contract EVENT dicts) once; record gaps. All or nothing."""
     now = now or timezone.now()
-    post_edit = _locked(post_edit)
+    post_edit = _locked_for_events(post_edit)
     visit = _visit_of(post_edit, page_id)
     seqs = [event["seq"] for event in events]
-    stored_pages = dict(
-        post_edit.events.filter(seq__in=seqs).values_list("seq", "visit__page_id")
-    )
-    previous_max = post_edit.events.aggregate(top=Max("seq"))["top"]
-    previous_max = -1 if previous_max is None else previous_max
-    foreign = sorted(seq for seq, page in stored_pages.items() if page != visit.page_id)
+    # One query for both the batch's already stored seqs and the top seq (the hot path: the load
+    # benchmark sends ~100 batches/s); the top row is always among the result, so its max is the max.
+    top = EditEvent.objects.filter(post_edit=post_edit).order_by("-seq").values("seq")[:1]
+    found = dict(post_edit.events.filter(Q(seq__in=seqs) | Q(seq=Subquery(top))).values_list("seq", "visit_id"))
+    previous_max = max(found, default=-1)
+    requested = set(seqs)
+    stored_pages = {seq: visit_id for seq, visit_id in found.items() if seq in requested}
+    foreign = sorted(seq for seq, visit_id in stored_pages.items() if visit_id != visit.pk)
     if foreign:
         raise SeqConflict(
             f"seq {foreign[0]} is already taken by another page load of this post-edit (another tab?); "

@@ -85,9 +85,9 @@ def first_error(errors) -> str:
 def own_post_edit(request: Request, pk: int) -> PostEdit:
     if can_read_all(request.user):
         raise PermissionDenied("Researchers and admins cannot write post-edits; only their annotator can.")
-    return get_object_or_404(
-        PostEdit.objects.select_related("assignment__item__project"), pk=pk, assignment__annotator=request.user
-    )
+    # Only the ownership check: every service re-reads (and locks) the rows it needs, so loading the
+    # item and project here cost ~0.7 ms of CPU per request for nothing (load benchmark).
+    return get_object_or_404(PostEdit.objects.only("pk", "assignment_id"), pk=pk, assignment__annotator=request.user)
 
 
 def _validated(serializer_class, request: Request) -> dict | Response:
