@@ -953,6 +953,67 @@ class CpuMeter:
         return used
 
 
+class Profiler:
+    """py-spy sampling the app server's processes during the run (--profile FILE: collapsed stacks)."""
+
+    def __init__(self, pid: int, output: Path):
+        self.output = output
+        self.process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid), "--subprocesses",
+             "--rate", "100", "--nonblocking", "--format", "raw", "--output", str(output)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+PROJECT_PREFIXES = ("annotations/", "editlab/", "metrics/")
+
+
+def profile_summary(collapsed: Path, *, top: int = 25) -> str:
+    """From py-spy's collapsed stacks: the project's functions by inclusive share of the app's CPU
+    samples (counted once per stack), then the functions where the samples land (self share)."""
+    inclusive: dict[str, int] = defaultdict(int)
+    leaf: dict[str, int] = defaultdict(int)
+    total = 0
+    for line in collapsed.read_text(errors="replace").splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not count_text.isdigit():
+            continue
+        count = int(count_text)
+        total += count
+        names = [_frame_name(frame) for frame in stack.split(";") if not frame.startswith("process ")]
+        if names:
+            leaf[names[-1]] += count
+        for name in set(names):
+            if name.split("(")[-1].startswith(PROJECT_PREFIXES):
+                inclusive[name] += count
+    if not total:
+        return "(no samples)"
+
+    def lines(table: dict[str, int]) -> list[str]:
+        rows = sorted(table.items(), key=lambda item: -item[1])[:top]
+        return [f"{100 * count / total:5.1f}%  {name}" for name, count in rows]
+
+    return "\n".join(
+        [f"{total} samples; the project's functions (inclusive):", *lines(inclusive),
+         "where the samples land (self):", *lines(leaf)]
+    )
+
+
+def _frame_name(frame: str) -> str:
+    name, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    return f"{name} ({path.split('site-packages/')[-1].replace(str(BASE_DIR) + '/', '')})"
+
+
 # ---------------------------------------------------------------- the benchmark
 
 
@@ -1056,6 +1117,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--login-concurrency", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--output", type=Path, default=None, help="write the table into FILE between markers")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="sample the app server with py-spy during the run; collapsed stacks to FILE")
     args = parser.parse_args(argv)
     if args.annotators < 1 or args.duration <= 0 or args.workers < 1 or args.batch_interval <= 0:
         parser.error("--annotators, --duration, --workers and --batch-interval must be positive")
@@ -1087,7 +1150,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gunicorn on {gunicorn.base_url}; logging in, then {args.duration:g} s of load ...",
                   file=sys.stderr)
             load_before = os.getloadavg()
-            result, cpu, offset = asyncio.run(_measured(gunicorn, postgres, accounts, plan))
+            result, cpu, offset = asyncio.run(_measured(gunicorn, postgres, accounts, plan, profile=args.profile))
             load_after = os.getloadavg()
             gunicorn.stop()
             server = server_times(gunicorn.access_log, offset)
@@ -1106,12 +1169,15 @@ def main(argv: list[str] | None = None) -> int:
                 pass
             postgres.stop()
     print(text)
+    if args.profile and args.profile.exists():
+        print("\nWhere the app server's CPU went (py-spy, inclusive):\n" + profile_summary(args.profile))
     if args.output:
         write_output(args.output, text)
     return 0 if ok else 1
 
 
-async def _measured(gunicorn: Gunicorn, postgres: Postgres, accounts: list[Account], plan: Plan):
+async def _measured(gunicorn: Gunicorn, postgres: Postgres, accounts: list[Account], plan: Plan, *,
+                    profile: Path | None = None):
     """run_load, with the CPU meter and the access-log offset taken when the run phase starts."""
     trees = {"app (gunicorn)": [gunicorn.process.pid], "PostgreSQL": postgres.pids(), "load client": [os.getpid()]}
     started: dict = {}
@@ -1119,8 +1185,14 @@ async def _measured(gunicorn: Gunicorn, postgres: Postgres, accounts: list[Accou
     def on_run_start() -> None:
         started["offset"] = gunicorn.access_log.stat().st_size if gunicorn.access_log.exists() else 0
         started["meter"] = CpuMeter(trees, alone=("load client",))
+        if profile is not None:
+            started["profiler"] = Profiler(gunicorn.process.pid, profile)
 
-    result = await run_load(gunicorn.base_url, accounts, plan, on_run_start=on_run_start)
+    try:
+        result = await run_load(gunicorn.base_url, accounts, plan, on_run_start=on_run_start)
+    finally:
+        if "profiler" in started:
+            started["profiler"].stop()
     return result, started["meter"].stop(), started["offset"]
 
 
