@@ -1,0 +1,107 @@
+"""score_pairs, the engine's batch entry point: order, None where a metric does not apply, variants,
+progress, errors, and identical values whether run in one process or spread over several."""
+
+import importlib.util
+
+import pytest
+
+from metrics.text import (
+    EFFORT_SUITE,
+    METRICS,
+    REFERENCE_SEPARATOR,
+    MetricUnavailable,
+    Pair,
+    score_pairs,
+    variant_original,
+)
+
+PAIRS = [
+    Pair("the cat sat on the mat", "a cat sat on a mat"),
+    Pair("vwxyz", "zyxwv", gold=("zyxwv",)),
+    Pair("Ça va très bien", "ça va bien, merci", references=("merci beaucoup",)),
+]
+
+
+def test_the_effort_suite_is_registered():
+    assert EFFORT_SUITE == ("compression", "levenshtein", "levenshtein_words", "ter", "bleu", "chrf", "rouge_l", "charac_ter")
+    assert all(name in METRICS for name in EFFORT_SUITE)
+
+
+def test_it_returns_values_in_input_order_equal_to_direct_calls():
+    values = score_pairs(PAIRS, ["compression", "ter", "bleu"], workers=1)
+    assert list(values) == ["compression", "ter", "bleu"]
+    for name, column in values.items():
+        assert column == [METRICS[name](p.original, p.edited) for p in PAIRS]
+    assert values["compression"][1] == 5.0
+
+
+def test_it_leaves_none_where_a_pair_has_no_gold():
+    values = score_pairs(PAIRS, ["exact_match", "levenshtein"], workers=1)
+    assert values["exact_match"] == [None, 1.0, None]
+    assert values["levenshtein"][1] == 4.0
+
+
+def test_with_references_appends_the_references_to_the_original():
+    assert variant_original("model output", ["doc one", "doc two"]) == "model output\n\ndoc one\n\ndoc two"
+    assert REFERENCE_SEPARATOR == "\n\n"
+    assert variant_original("alone", []) == "alone"
+    pair = Pair("abc", "abc xyzxyz", references=("xyzxyz",))
+    plain = score_pairs([pair], ["compression"], workers=1)["compression"][0]
+    with_refs = score_pairs([pair], ["compression"], variant="with_references", workers=1)["compression"][0]
+    # Plain: "abc" (copied), " ", "x", "y", "z", "xyz" (copied) = 6 phrases.
+    # With the reference in the original: "abc", " " (new: the separator is newlines), "xyzxyz" = 3.
+    assert (plain, with_refs) == (6.0, 3.0)
+
+
+def test_gold_metrics_ignore_the_references_variant():
+    pair = Pair("a b", "a c", references=("ref",), gold=("a c",))
+    plain = score_pairs([pair], ["sari"], workers=1)
+    assert score_pairs([pair], ["sari"], variant="with_references", workers=1) == plain
+
+
+def test_it_rejects_unknown_metrics_and_variants():
+    with pytest.raises(ValueError, match="unknown metric 'nope'; known metrics: compression, "):
+        score_pairs(PAIRS, ["compression", "nope"])
+    with pytest.raises(ValueError, match="unknown variant 'both'; choose one of: plain, with_references"):
+        score_pairs(PAIRS, ["compression"], variant="both")
+
+
+def test_it_refuses_a_metric_whose_extra_is_missing(monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    with pytest.raises(MetricUnavailable, match=r"needs the optional extra editlab\[semantic\] \(torch, bert-score\)"):
+        score_pairs(PAIRS, ["bertscore"])
+
+
+def test_it_reports_progress_for_every_value():
+    done: list[int] = []
+    score_pairs(PAIRS, ["compression", "chrf"], workers=1, progress=done.append)
+    assert sum(done) == len(PAIRS) * 2
+
+
+def many_pairs(n: int) -> list[Pair]:
+    words = "the cat sat on a mat dog went away über 日本 é".split()
+    return [
+        Pair(
+            " ".join(words[(i + k) % len(words)] for k in range(i % 9)),
+            " ".join(words[(i * 3 + k) % len(words)] for k in range(i % 7)),
+            gold=(("the cat",) if i % 4 == 0 else ()),
+        )
+        for i in range(n)
+    ]
+
+
+def test_worker_processes_give_the_same_values_as_one_process():
+    pairs = many_pairs(150)
+    names = [*EFFORT_SUITE, "ncd", "hter", "gleu", "em_diff"]
+    done: list[int] = []
+    spread = score_pairs(pairs, names, workers=2, progress=done.append)
+    assert spread == score_pairs(pairs, names, workers=1)
+    assert sum(done) == len(pairs) * len(names)
+    assert spread["gleu"][1] is None and spread["gleu"][0] is not None
+
+
+def test_bertscore_is_scored_in_batches_with_the_same_values():
+    pairs = [Pair("The cat sat.", "A cat sat."), Pair("", ""), Pair("Hello", "")]
+    values = score_pairs(pairs, ["bertscore"])["bertscore"]
+    assert values == [pytest.approx(METRICS["bertscore"]("The cat sat.", "A cat sat."), abs=1e-6), 1.0, 0.0]
