@@ -27,9 +27,9 @@ class InputError(ValueError):
     pass
 
 
-def read_pairs(path: Path) -> tuple[list[str], list[Pair]]:
+def read_pairs(path: Path) -> tuple[list[str | int], list[Pair]]:
     """The ids and pairs of a JSONL file; an InputError names the first bad line and field."""
-    ids: list[str] = []
+    ids: list[str | int] = []
     pairs: list[Pair] = []
     first_line_of: dict[str, int] = {}
     try:
@@ -38,9 +38,10 @@ def read_pairs(path: Path) -> tuple[list[str], list[Pair]]:
                 if not line.strip():
                     continue
                 record_id, pair = _parse_line(line, number)
-                if record_id in first_line_of:
-                    raise InputError(f"line {number}: field 'id': {record_id!r} repeats line {first_line_of[record_id]}")
-                first_line_of[record_id] = number
+                key = str(record_id)  # 7 and "7" are the same row in a CSV
+                if key in first_line_of:
+                    raise InputError(f"line {number}: field 'id': {record_id!r} repeats line {first_line_of[key]}")
+                first_line_of[key] = number
                 ids.append(record_id)
                 pairs.append(pair)
     except UnicodeDecodeError as exc:
@@ -50,7 +51,7 @@ def read_pairs(path: Path) -> tuple[list[str], list[Pair]]:
     return ids, pairs
 
 
-def _parse_line(line: str, number: int) -> tuple[str, Pair]:
+def _parse_line(line: str, number: int) -> tuple[str | int, Pair]:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -74,7 +75,7 @@ def _parse_line(line: str, number: int) -> tuple[str, Pair]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise InputError(f"line {number}: field {field!r} must be a list of strings")
         lists[field] = tuple(value)
-    return str(record_id), Pair(record["original"], record["edited"], lists["references"], lists["gold"])
+    return record_id, Pair(record["original"], record["edited"], lists["references"], lists["gold"])
 
 
 def choose_metrics(spec: str, pairs: list[Pair]) -> list[str]:
@@ -99,7 +100,7 @@ def choose_metrics(spec: str, pairs: list[Pair]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def write_output(path: Path, ids: list[str], names: list[str], values: dict[str, list[float | None]]) -> None:
+def write_output(path: Path, ids: list[str | int], names: list[str], values: dict[str, list[float | None]]) -> None:
     """Write to a temporary file beside `path`, then rename: a failure leaves no partial file behind."""
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
@@ -134,6 +135,7 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=None, help="Processes (default: EDITLAB_METRIC_WORKERS).")
 
     def handle(self, *args, input: Path, output: Path, **options) -> None:
+        input, output = Path(input), Path(output)  # call_command passes options unconverted
         if output.suffix not in OUTPUT_FORMATS:
             raise CommandError(f"--output: {output} must end in .csv or .jsonl")
         if not output.parent.is_dir():
@@ -154,5 +156,8 @@ class Command(BaseCommand):
             raise CommandError(f"{exc}; nothing written") from None
         finally:
             bar.close()
-        write_output(output, ids, names, values)
+        try:
+            write_output(output, ids, names, values)
+        except OSError as exc:
+            raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from None
         self.stdout.write(f"scored {len(pairs)} pairs with {', '.join(names)} -> {output}")

@@ -1,0 +1,134 @@
+"""python manage.py score: the happy path in both output formats, and every kind of bad input."""
+
+import csv
+import json
+from pathlib import Path
+
+import importlib.util
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from metrics.text import METRICS
+
+
+def write_jsonl(path: Path, lines: list) -> Path:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines), "utf-8")
+    return path
+
+
+GOOD = [
+    {"id": 1, "original": "vwxyz", "edited": "zyxwv"},
+    {"id": "b", "original": "Ça va", "edited": "Ça va bien", "references": ["bien"], "gold": ["Ça va bien"]},
+]
+
+
+def test_it_writes_a_csv_with_one_column_per_metric(tmp_path, capsys):
+    source = write_jsonl(tmp_path / "in.jsonl", GOOD)
+    out = tmp_path / "scores.csv"
+    call_command("score", str(source), metrics="compression,levenshtein,exact_match", output=str(out))
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert rows == [
+        {"id": "1", "compression": "5.0", "levenshtein": "4.0", "exact_match": ""},
+        # "Ça va" copied, " " copied, then b, i, e, n: 6 phrases; 5 characters inserted.
+        {"id": "b", "compression": "6.0", "levenshtein": "5.0", "exact_match": "1.0"},
+    ]
+    assert "scored 2 pairs with compression, levenshtein, exact_match" in capsys.readouterr().out
+
+
+def test_it_writes_jsonl_and_applies_the_references_variant(tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", GOOD)
+    out = tmp_path / "scores.jsonl"
+    call_command("score", str(source), metrics="compression", output=str(out), variant="with_references")
+    rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    # "Ça va\n\nbien" -> "Ça va bien": "Ça va", " ", "bien", all copied: 3 phrases (plain: 6).
+    assert rows == [{"id": 1, "compression": 5.0}, {"id": "b", "compression": 3.0}]
+
+
+def test_all_means_every_available_metric_and_gold_ones_only_with_gold(tmp_path, monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    without_gold = write_jsonl(tmp_path / "plain.jsonl", [GOOD[0]])
+    out = tmp_path / "all.csv"
+    call_command("score", str(without_gold), metrics="all", output=str(out))
+    header = out.read_text("utf-8").splitlines()[0].split(",")
+    expected = [n for n, m in METRICS.items() if m.family != "gold-based" and n != "bertscore"]
+    assert header == ["id", *expected]
+    call_command("score", str(write_jsonl(tmp_path / "gold.jsonl", GOOD)), metrics="all", output=str(out))
+    header = out.read_text("utf-8").splitlines()[0].split(",")
+    assert header == ["id", *[n for n in METRICS if n != "bertscore"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id": 2, "original": "a", "edited": ', "line 2: invalid JSON"),
+        ('["a", "b"]', "line 2: expected a JSON object, got list"),
+        ({"original": "a", "edited": "b"}, "line 2: missing field 'id'"),
+        ({"id": 2, "edited": "b"}, "line 2: missing field 'original'"),
+        ({"id": 2, "original": "a"}, "line 2: missing field 'edited'"),
+        ({"id": True, "original": "a", "edited": "b"}, "line 2: field 'id' must be a string or an integer"),
+        ({"id": 2, "original": 7, "edited": "b"}, "line 2: field 'original' must be a string"),
+        ({"id": 2, "original": "a", "edited": None}, "line 2: field 'edited' must be a string"),
+        ({"id": 2, "original": "a", "edited": "b", "references": "doc"}, "line 2: field 'references' must be a list of strings"),
+        ({"id": 2, "original": "a", "edited": "b", "gold": ["ok", 3]}, "line 2: field 'gold' must be a list of strings"),
+        ({"id": 1, "original": "a", "edited": "b"}, "line 2: field 'id': 1 repeats line 1"),
+    ],
+)
+def test_a_bad_line_stops_with_its_number_and_field_and_writes_nothing(tmp_path, line, message):
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD[0], line])
+    out = tmp_path / "scores.csv"
+    with pytest.raises(CommandError, match=message):
+        call_command("score", str(source), metrics="compression", output=str(out))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]  # no output, no temporary file
+
+
+def test_a_failed_run_keeps_the_previous_output(tmp_path):
+    out = tmp_path / "scores.csv"
+    out.write_text("id,compression\n1,5.0\n", "utf-8")
+    source = write_jsonl(tmp_path / "in.jsonl", ["not json"])
+    with pytest.raises(CommandError, match="line 1: invalid JSON"):
+        call_command("score", str(source), metrics="compression", output=str(out))
+    assert out.read_text("utf-8") == "id,compression\n1,5.0\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "scores.csv"]
+
+
+def test_it_rejects_text_that_is_not_utf8(tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_bytes('{"id": 1, "original": "caf\xe9", "edited": "x"}\n'.encode("latin-1"))
+    with pytest.raises(CommandError, match="not UTF-8 text"):
+        call_command("score", str(source), metrics="compression", output=str(tmp_path / "o.csv"))
+
+
+def test_blank_lines_are_skipped_but_counted(tmp_path):
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD[0], "", "{"])
+    with pytest.raises(CommandError, match="line 3: invalid JSON"):
+        call_command("score", str(source), metrics="compression", output=str(tmp_path / "o.csv"))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"metrics": "compression,nope"}, "unknown metric\\(s\\) nope; known: compression, "),
+        ({"metrics": " , "}, "give 'all' or metric names"),
+        ({"metrics": "compression", "output_name": "scores.xlsx"}, "must end in .csv or .jsonl"),
+        ({"metrics": "compression", "output_name": "missing/scores.csv"}, "folder .*missing does not exist"),
+        ({"metrics": "compression", "input_name": "absent.jsonl"}, "absent.jsonl: no such file"),
+        ({"metrics": "compression", "workers": 0}, "--workers must be at least 1"),
+    ],
+)
+def test_bad_options_are_refused_clearly(tmp_path, options, message):
+    write_jsonl(tmp_path / "in.jsonl", GOOD)
+    source = tmp_path / options.pop("input_name", "in.jsonl")
+    out = tmp_path / options.pop("output_name", "scores.csv")
+    with pytest.raises(CommandError, match=message):
+        call_command("score", str(source), output=str(out), **options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_an_unavailable_metric_names_the_missing_extra(tmp_path, monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    source = write_jsonl(tmp_path / "in.jsonl", GOOD)
+    with pytest.raises(CommandError, match=r"bertscore needs the optional extra editlab\[semantic\]"):
+        call_command("score", str(source), metrics="bertscore", output=str(tmp_path / "o.csv"))
