@@ -217,3 +217,35 @@ def test_the_command_names_what_is_wrong(project):
         call_command("compute_metrics", "--project", "missing")
     with pytest.raises(CommandError, match="unknown metric\\(s\\): bogus"):
         call_command("compute_metrics", "--project", "study", "--metrics", "bogus")
+
+
+DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
+def test_with_the_database_backend_a_worker_runs_the_queued_job(project, researcher, settings):
+    settings.TASKS = DATABASE_TASKS
+    job = metric_job_create(project=project, user=researcher, metrics=["levenshtein"], variants=["plain"])
+    assert (job.status, job.done) == (MetricJob.QUEUED, 0)
+    assert not MetricValue.objects.exists()
+
+    call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload", verbosity=0)
+
+    job.refresh_from_db()
+    assert (job.status, job.total, job.done) == (MetricJob.DONE, 3, 3)
+    assert MetricValue.objects.filter(metric="levenshtein").count() == 3
+
+
+def test_gold_based_metrics_only_for_items_with_gold_edits_and_only_plain(project, scorer):
+    project.items.filter(external_id__in=["s0", "s1"]).update(gold_edits=["This is a test."])
+
+    report = metric_values_compute(project=project, metrics=["exact_match"])
+
+    # s0 and s1 have gold (plain only); s2 has none; with_references never applies to gold-based metrics.
+    assert (report.computed, report.skipped) == (2, 4)
+    assert stored(project) == {("s0", "exact_match"): 1.0, ("s1", "exact_match"): 0.0}
+    assert not MetricValue.objects.filter(variant="with_references").exists()
+
+    project.items.filter(external_id="s1").update(gold_edits=["This is the test."])
+    again = metric_values_compute(project=project, metrics=["exact_match"])
+    assert (again.computed, again.up_to_date) == (1, 1)
+    assert stored(project)[("s1", "exact_match")] == 1.0
