@@ -342,61 +342,56 @@ def knn_predictions(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np
     train = ~test
     train_pos = np.flatnonzero(train)
     test_pos = np.flatnonzero(test)
-    k = min(k, train_pos.size)
-    # Training rows before each sorted position; training-space index = that + k (padding).
+    n_train = train_pos.size
+    k = min(k, n_train)
+    # Training rows before each sorted position, as an index into the padded training arrays.
     before = np.empty(xs.size + 1, dtype=np.int32)
     before[0] = k
     np.cumsum(train.view(np.int8), dtype=np.int32, out=before[1:])
     before[1:] += k
-    pad = np.full(k + 1, np.inf)
-    x_train = np.concatenate((-pad, xs[train_pos], pad))[1:]  # k infinities on the left, k + 1 on the right
-    pos_train = np.concatenate((np.zeros(k, np.int64), train_pos, np.zeros(k + 1, np.int64)))
-    y_train = ys[train_pos]
-    csum = np.zeros((x_train.size + 1, *ys.shape[1:]))
-    np.cumsum(y_train, axis=0, out=csum[k + 1 : k + 1 + y_train.shape[0]])
-    csum[k + 1 + y_train.shape[0] :] = csum[k + y_train.shape[0]]
+    # k infinities on the left, k + 1 on the right: no window ever needs clipping.
+    x_train = np.empty(n_train + 2 * k + 1)
+    x_train[:k], x_train[k + n_train :] = -np.inf, np.inf
+    np.take(xs, train_pos, out=x_train[k : k + n_train])
+    pos_train = np.zeros(n_train + 2 * k + 1, dtype=np.int64)
+    pos_train[k : k + n_train] = train_pos
+    csum = np.zeros((n_train + 2 * k + 2, *ys.shape[1:]))  # csum[t] = sum of y over padded indices < t
+    np.cumsum(ys[train_pos], axis=0, out=csum[k + 1 : k + 1 + n_train])
+    csum[k + 1 + n_train :] = csum[k + n_train]
 
     q = xs[test_pos]
-    low = before[group_start[test_pos]] - k  # run starts to try: [p, p + k] in padded space
+    low = before[group_start[test_pos]] - k  # run starts to try: [p - k, p] for insertion point p
     high = low + k
     while np.any(low < high):  # smallest s whose run is no worse than the next one
         mid = (low + high) // 2
         good = x_train[mid + k] - q >= q - x_train[mid]
         high = np.where(good, mid, high)
         low = np.where(good, low, mid + 1)
-    s = low
-    kth = np.maximum(q - x_train[s], x_train[s + k - 1] - q)
+    s, end = low, low + k
+    kth = np.maximum(q - x_train[s], x_train[end - 1] - q)
 
-    def group(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        position = pos_train[index]
-        return before[group_start[position]], before[group_end[position]]
-
+    # The tied values: at most one left of q (the run's first value, or the one before it)
+    # and one right of it; each is a run of equal training values [a, b) in padded space.
     left_here = q - x_train[s] == kth
-    left_index = np.where(left_here, s, s - 1)
     has_left = left_here | (q - x_train[s - 1] == kth)
-    right_here = x_train[s + k - 1] - q == kth
-    right_index = np.where(right_here, s + k - 1, s + k)
-    has_right = right_here | (x_train[s + k] - q == kth)
-    left_a, left_b = group(left_index)
-    right_a, right_b = group(right_index)
-    has_right &= ~(has_left & (left_a == right_a))  # one tied value only (kth == 0)
+    left = pos_train[np.where(left_here, s, s - 1)]
+    left_a, left_b = before[group_start[left]], before[group_end[left]]
+    right_here = x_train[end - 1] - q == kth
+    has_right = right_here | (x_train[end] - q == kth)
+    right = pos_train[np.where(right_here, end - 1, end)]
+    right_a, right_b = before[group_start[right]], before[group_end[right]]
+    has_right &= ~(has_left & (left_a == right_a))  # a single tied value (kth == 0, or a one-value run)
 
-    window_end = s + k
-    tied_count = np.zeros(q.size, dtype=np.int64)
-    slots = np.zeros(q.size, dtype=np.int64)
-    tied_sum = np.zeros((q.size, *ys.shape[1:]))
-    slots_sum = np.zeros((q.size, *ys.shape[1:]))
-    for has, a, b in ((has_left, left_a, left_b), (has_right, right_a, right_b)):
-        a, b = np.where(has, a, s), np.where(has, b, s)  # absent group: empty range
-        lo, hi = np.maximum(a, s), np.minimum(b, window_end)
-        hi = np.maximum(hi, lo)
-        tied_count += b - a
-        slots += hi - lo
-        tied_sum += csum[b] - csum[a]
-        slots_sum += csum[hi] - csum[lo]
-    window_sum = csum[window_end] - csum[s]
-    share = (slots / tied_count).reshape(-1, *([1] * (ys.ndim - 1)))
-    return (window_sum - slots_sum + share * tied_sum) / k
+    # Inside the run, strictly closer than kth: between the left tied run's end and the right one's start.
+    inside_from = np.where(has_left, np.minimum(left_b, end), s)
+    inside_to = np.where(has_right, np.maximum(right_a, s), end)
+    slots = k - (inside_to - inside_from)  # places of the run taken by tied values
+    tied_count = np.where(has_left, left_b - left_a, 0) + np.where(has_right, right_b - right_a, 0)
+    shape = (-1, *([1] * (ys.ndim - 1)))
+    tied_sum = (np.where(has_left.reshape(shape), csum[left_b] - csum[left_a], 0.0)
+                + np.where(has_right.reshape(shape), csum[right_b] - csum[right_a], 0.0))
+    share = (slots / tied_count).reshape(shape)
+    return (csum[inside_to] - csum[inside_from] + share * tied_sum) / k
 
 
 def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k: int = 5) -> np.ndarray:
@@ -447,10 +442,12 @@ def knn_scores(
         fold_table = fold_ids(x.size, folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], ys2[order]
+    if ys.shape[1] == 1:
+        ys = ys[:, 0]  # one target: 1-D arrays are faster throughout
     groups = sorted_groups(xs)
     split = split_mask(x.size, test_size=settings.test_size, seed=settings.seed)[order]
     split_r2 = np.atleast_1d(_knn_r2_masked(xs, ys, groups, split, settings.k))
-    cv = np.empty((fold_table.shape[0], ys.shape[1]))
+    cv = np.empty((fold_table.shape[0], ys2.shape[1]))
     for r, repeat in enumerate(fold_table[:, order]):
         cv[r] = np.mean(
             [_knn_r2_masked(xs, ys, groups, repeat == fold, settings.k) for fold in range(settings.cv_folds)], axis=0
