@@ -1,0 +1,605 @@
+"""Every URL pattern of the project, under every role, GET and POST: the expected answer, and nothing changed.
+
+The patterns come from the URL conf (django.urls.get_resolver(), recursively): a new URL without an
+entry in ROUTES fails the test. Each URL's arguments resolve to real objects owned by annotator A
+(anna); annotator B (bob) has work of his own elsewhere, and must read or write nothing of A's:
+every one of B's 2xx answers is searched for A's texts.
+
+A refused request (403, 404, 405, a redirect to a login page) must leave the database exactly as it
+was; an allowed POST runs inside a savepoint that is rolled back, so every URL meets the same world.
+The Django admin's own URLs (/admin/...) follow one prefix rule: staff admins get 200/302, everyone
+else is sent to the admin's login page (its login and logout pages excepted).
+"""
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection, transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.authtoken.models import Token
+
+from annotations.editing import post_edit_open
+from annotations.models import Assignment, Batch, EditEvent, Item, PostEdit, Project, Visit
+from metrics.models import MetricJob, MetricValue
+from tests.factories import (
+    AssignmentFactory,
+    BatchFactory,
+    EditEventFactory,
+    ItemFactory,
+    MetricValueFactory,
+    ProjectFactory,
+    SubmittedPostEditFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "annotator_a", "annotator_b", "researcher", "admin")
+# Texts only annotator A's objects carry: never in a 2xx answer to annotator B or to nobody.
+A_SECRETS = ("Anna's private study", "ANNA-OUTPUT-7f3a", "ANNA-DRAFT-91c2", "anna-item-1")
+
+
+# --------------------------------------------------------------------------- expectations
+
+
+@dataclass(frozen=True)
+class Redirect:
+    to: str  # the Location starts with this
+
+    def __repr__(self) -> str:
+        return f"302→{self.to}"
+
+
+LOGIN = Redirect("/login/?next=")
+ADMIN_LOGIN = Redirect("/admin/login/?next=")
+Expected = int | Redirect
+
+
+def by_role(anonymous: Expected, a: Expected, b: Expected, researcher: Expected, admin: Expected) -> dict:
+    return dict(zip(ROLES, (anonymous, a, b, researcher, admin), strict=True))
+
+
+# Shorthands for the usual rules.
+PAGE_READERS = by_role(LOGIN, 403, 403, 200, 200)  # admins and researchers read
+PAGE_ADMINS = by_role(LOGIN, 403, 403, 403, 200)
+PAGE_NO_GET = by_role(LOGIN, 405, 405, 405, 405)  # @require_POST
+PAGE_NO_POST = PAGE_NO_GET  # @require_GET
+API_READERS = by_role(403, 403, 403, 200, 200)
+API_ADMINS = by_role(403, 403, 403, 403, 200)
+
+
+def api_no_method(allowed: dict) -> dict:
+    """The other method of a DRF view: permission is checked first, then 405."""
+    return {role: 405 if isinstance(status, int) and status < 400 else status for role, status in allowed.items()}
+
+
+@dataclass(frozen=True)
+class Route:
+    kwargs: Callable[["World"], dict] = lambda w: {}
+    get: dict = field(default_factory=dict)
+    post: dict = field(default_factory=dict)
+    data: Callable[["World"], Any] = lambda w: {}
+    query: str = ""
+    json: bool = False  # POST data as a JSON body (the API) rather than a form
+
+
+@dataclass
+class World:
+    project: Project
+    batch: Batch
+    assignment: Assignment  # open, in progress, its editor opened once
+    post_edit: PostEdit
+    visit: Visit
+    done: Assignment  # submitted
+    pending: Assignment  # not opened yet
+    job: MetricJob  # failed
+    users: dict[str, Any]
+    state: dict = field(default_factory=dict)  # snapshot(): what every refused request must leave as it was
+
+
+def _editor_payload(extra: Callable[["World"], dict]) -> Callable[["World"], dict]:
+    return lambda w: {"page_id": str(w.visit.page_id), **extra(w)}
+
+
+def _csv(name: str = "items.csv") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, b"external_id,model_output\nnew-1,A new text.\n")
+
+
+PE = lambda w: {"pk": w.post_edit.pk}  # noqa: E731
+PROJECT = lambda w: {"pk": w.project.pk}  # noqa: E731
+PROJECT_ID = lambda w: {"project_id": w.project.pk}  # noqa: E731
+
+ROUTES: dict[str, Route] = {
+    # ---- site
+    "home": Route(
+        get=by_role(LOGIN, Redirect("/annotate/"), Redirect("/annotate/"), 200, 200),
+        post=by_role(LOGIN, Redirect("/annotate/"), Redirect("/annotate/"), 200, 200),
+    ),
+    "login": Route(
+        get=by_role(200, 200, 200, 200, 200),
+        post=by_role(200, 200, 200, 200, 200),  # a wrong password: the form again, for anyone
+        data=lambda w: {"username": "anna", "password": "not her password"},
+    ),
+    "logout": Route(get=by_role(405, 405, 405, 405, 405), post={role: Redirect("/login/") for role in ROLES}),
+    "api-schema": Route(get=by_role(200, 200, 200, 200, 200), post=by_role(405, 405, 405, 405, 405)),
+    "api-docs": Route(get=by_role(200, 200, 200, 200, 200), post=by_role(405, 405, 405, 405, 405)),
+    # ---- the editor's endpoints: only the post-edit's annotator writes
+    **{
+        f"api-post-edit-{name}": Route(
+            kwargs=PE,
+            get=by_role(403, 405, 405, 405, 405),
+            post=by_role(403, 200, 404, 403, 403),
+            data=_editor_payload(payload),
+            json=True,
+        )
+        for name, payload in {
+            "events": lambda w: {"events": [{"seq": 1, "t": 10.0, "k": "focus"}]},
+            "draft": lambda w: {"text": "ANNA-DRAFT-91c2 changed", "version": w.post_edit.version},
+            "submit": lambda w: {"text": "ANNA-DRAFT-91c2", "version": w.post_edit.version, "last_seq": 0},
+            "skip": lambda w: {"reason": "The source is garbled."},
+        }.items()
+    },
+    # ---- the issue-3 API
+    "api-projects": Route(get=by_role(403, 200, 200, 200, 200), post=by_role(403, 405, 405, 405, 405)),
+    "api-project-create": Route(
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"name": "Another study"},
+        json=True,
+    ),
+    "api-project": Route(kwargs=PROJECT, get=by_role(403, 200, 404, 200, 200), post=by_role(403, 405, 405, 405, 405)),
+    "api-project-update": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 200),
+        data=lambda w: {"guidelines": "New guidelines."},
+        json=True,
+    ),
+    "api-project-progress": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-items": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-items-create": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"items": [{"external_id": "new-1", "model_output": "A new text."}]},
+        json=True,
+    ),
+    "api-batches": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-batches-make": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"size": 5},
+        json=True,
+    ),
+    "api-batches-assign": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 200),
+        data=lambda w: {"annotators": ["bob"], "overlap": 1},
+        json=True,
+    ),
+    "api-assignments": Route(get=by_role(403, 200, 200, 200, 200), post=by_role(403, 405, 405, 405, 405)),
+    "api-assignments-withdraw": Route(
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 200),
+        data=lambda w: {"ids": [w.pending.pk]},
+        json=True,
+    ),
+    "api-assignments-reassign": Route(
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 200),
+        data=lambda w: {"ids": [w.pending.pk], "to": "bob"},
+        json=True,
+    ),
+    "api-assignment": Route(
+        kwargs=lambda w: {"pk": w.assignment.pk},
+        get=by_role(403, 200, 404, 200, 200),
+        post=by_role(403, 405, 405, 405, 405),
+    ),
+    "api-users": Route(get=API_ADMINS, post=api_no_method(API_ADMINS)),
+    "api-user-create": Route(
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"username": "newcomer", "role": "annotator", "password": "a long password 1"},
+        json=True,
+    ),
+    "api-user-role": Route(
+        kwargs=lambda w: {"pk": w.users["annotator_a"].pk},
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 200),
+        data=lambda w: {"role": "researcher"},
+        json=True,
+    ),
+    # ---- the metrics API: researchers and admins
+    "api-metric-values": Route(get=API_READERS, post=api_no_method(API_READERS)),
+    "api-metric-job-create": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_READERS),
+        post=by_role(403, 403, 403, 202, 202),
+        data=lambda w: {"metrics": ["levenshtein"], "variants": ["plain"]},
+        json=True,
+    ),
+    "api-metric-job": Route(
+        kwargs=lambda w: {"pk": w.job.pk}, get=API_READERS, post=api_no_method(API_READERS)
+    ),
+    "api-metric-job-retry": Route(
+        kwargs=lambda w: {"pk": w.job.pk},
+        get=api_no_method(API_READERS),
+        post=by_role(403, 403, 403, 202, 202),
+        json=True,
+    ),
+    "api-project-export": Route(
+        kwargs=PROJECT, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"
+    ),
+    "api-project-analysis": Route(
+        kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
+    ),
+    # ---- the annotator's pages
+    "annotator_home": Route(get=by_role(LOGIN, 200, 200, 200, 200), post=by_role(LOGIN, 200, 200, 200, 200)),
+    "editor": Route(
+        kwargs=lambda w: {"assignment_id": w.assignment.pk},
+        get=by_role(LOGIN, 200, 404, Redirect("/edit/"), Redirect("/edit/")),
+        post=by_role(LOGIN, 200, 404, Redirect("/edit/"), Redirect("/edit/")),
+    ),
+    "editor_diff": Route(
+        kwargs=lambda w: {"assignment_id": w.done.pk},
+        get=by_role(LOGIN, 200, 404, 200, 200),
+        post=by_role(LOGIN, 200, 404, 200, 200),
+    ),
+    # ---- admin pages (researchers read)
+    "manage-projects": Route(get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-project-create": Route(
+        get=PAGE_ADMINS,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {
+            "name": "Another study",
+            "guidelines": "",
+            "task_type": "",
+            "instructions": "Fix it",
+            "idle_threshold_s": "30",
+            "overlap": "1",
+        },
+    ),
+    "manage-project-edit": Route(
+        kwargs=PROJECT,
+        get=PAGE_ADMINS,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {
+            "name": w.project.name,
+            "guidelines": "Changed.",
+            "task_type": "",
+            "instructions": "Fix it",
+            "idle_threshold_s": "30",
+            "overlap": "1",
+        },
+    ),
+    "manage-batches": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-batches-make": Route(
+        kwargs=PROJECT,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"size": "5"},
+    ),
+    "manage-batches-assign": Route(
+        kwargs=PROJECT,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"annotators": [w.users["annotator_b"].pk], "overlap": "1"},
+    ),
+    "manage-assignments-move": Route(
+        kwargs=PROJECT,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"action": "withdraw", "from_annotator": w.users["annotator_a"].pk},
+    ),
+    "manage-progress": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-post-edit-replay": Route(
+        kwargs=lambda w: {"pk": w.post_edit.pk},
+        get=by_role(LOGIN, 404, 404, 200, 200),  # annotators: not even their own log
+        post=PAGE_NO_POST,
+    ),
+    "manage-import": Route(
+        get=PAGE_ADMINS,
+        post=by_role(LOGIN, 403, 403, 403, 200),
+        data=lambda w: {"project": w.project.pk, "fmt": "table", "files": _csv()},
+    ),
+    "manage-import-mapping": Route(
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, 200),
+        data=lambda w: {"fmt": "table", "files": _csv()},
+    ),
+    # ---- researcher pages
+    "metrics-projects": Route(get=PAGE_READERS, post=PAGE_NO_POST),
+    "metrics-project": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
+    "metrics-compute": Route(
+        kwargs=PROJECT_ID,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, Redirect("/research/"), Redirect("/research/")),
+        data=lambda w: {"metrics": ["levenshtein"], "variants": ["plain"]},
+    ),
+    "metrics-job": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "job_id": w.job.pk}, get=PAGE_READERS, post=PAGE_NO_POST
+    ),
+    "metrics-job-retry": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "job_id": w.job.pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, Redirect("/research/"), Redirect("/research/")),
+    ),
+    "metrics-export": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST, query="?format=csv"),
+    "metrics-reports": Route(get=PAGE_READERS, post=PAGE_NO_POST),
+    "metrics-report": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
+    "metrics-report-data": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "fmt": "json"}, get=PAGE_READERS, post=PAGE_NO_POST
+    ),
+    "metrics-report-plot": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "kind": "scatter", "fmt": "svg"},
+        get=PAGE_READERS,
+        post=PAGE_NO_POST,
+        query="?metric=levenshtein",
+    ),
+}
+
+
+# --------------------------------------------------------------------------- the URL conf
+
+
+@dataclass(frozen=True)
+class Pattern:
+    route: str
+    name: str  # "admin:..." for the admin site's
+    keys: tuple[str, ...]
+
+
+def url_patterns(resolver: URLResolver | None = None, prefix: str = "", namespace: str = "") -> Iterator[Pattern]:
+    resolver = resolver or get_resolver()
+    for entry in resolver.url_patterns:
+        if isinstance(entry, URLResolver):
+            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            yield from url_patterns(entry, prefix + str(entry.pattern), inner)
+        elif isinstance(entry, URLPattern):
+            keys = tuple(entry.pattern.regex.groupindex)
+            yield Pattern(prefix + str(entry.pattern), f"{namespace}{entry.name or ''}", keys)
+
+
+# --------------------------------------------------------------------------- the world
+
+
+def build_world() -> World:
+    users = {
+        "annotator_a": UserFactory(username="anna", role="annotator"),
+        "annotator_b": UserFactory(username="bob", role="annotator"),
+        "researcher": UserFactory(username="rita", role="researcher"),
+        "admin": UserFactory(username="adam", role="admin"),
+    }
+    anna, bob = users["annotator_a"], users["annotator_b"]
+    project = ProjectFactory(name="Anna's private study", instructions=["Fix it"])
+    batch = BatchFactory(project=project, name="b1")
+    item = ItemFactory(
+        project=project, batch=batch, batch_position=0, external_id="anna-item-1", model_output="ANNA-OUTPUT-7f3a"
+    )
+    assignment = AssignmentFactory(item=item, annotator=anna)
+    post_edit, visit = post_edit_open(assignment=assignment, user=anna)
+    EditEventFactory(post_edit=post_edit, visit=visit, seq=0, t_ms=0.0, kind="load", data="ANNA-OUTPUT-7f3a")
+    PostEdit.objects.filter(pk=post_edit.pk).update(draft_text="ANNA-DRAFT-91c2")
+    post_edit.refresh_from_db()
+    done = SubmittedPostEditFactory(
+        assignment__item__project=project,
+        assignment__item__batch=batch,
+        assignment__item__batch_position=1,
+        assignment__annotator=anna,
+        text="ANNA-DRAFT-91c2 done",
+    )
+    MetricValueFactory(post_edit=done, metric="levenshtein", value=3.0)
+    for n in range(2):
+        extra = SubmittedPostEditFactory(assignment__item__project=project, assignment__annotator=anna)
+        MetricValueFactory(post_edit=extra, metric="levenshtein", value=float(n))
+    pending = AssignmentFactory(
+        item=ItemFactory(project=project, batch=batch, batch_position=2, model_output="ANNA-OUTPUT-7f3a too"),
+        annotator=anna,
+    )
+    ItemFactory(project=project, external_id="unbatched", model_output="Not in a batch yet.")
+    # Bob has work of his own, in another project.
+    bobs = BatchFactory(project=ProjectFactory(name="Bob's study"), name="bob-1")
+    AssignmentFactory(item=ItemFactory(project=bobs.project, batch=bobs, batch_position=0), annotator=bob)
+    job = MetricJob.objects.create(
+        project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.FAILED, error="Boom"
+    )
+    world = World(project, batch, assignment, post_edit, visit, done.assignment, pending, job, users)
+    world.state = snapshot()
+    return world
+
+
+def client_for(role: str, world: World) -> Client:
+    client = Client()
+    if role != "anonymous":
+        client.force_login(world.users[role])
+    return client
+
+
+SNAPSHOT_MODELS = (Project, Item, Batch, Assignment, PostEdit, Visit, EditEvent, MetricValue, MetricJob, Token)
+
+
+def snapshot() -> dict:
+    """Every row a request could change (sessions and the login-attempt cache aside), as raw rows."""
+    User = get_user_model()
+    tables = [model._meta.db_table for model in SNAPSHOT_MODELS]
+    tables += [User._meta.db_table, User.groups.through._meta.db_table]
+    state = {}
+    with connection.cursor() as cursor:
+        for table in tables:
+            quoted = connection.ops.quote_name(table)
+            cursor.execute(f"SELECT * FROM {quoted}")  # noqa: S608 - our own table names
+            columns = [column[0] for column in cursor.description]
+            rows = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+            for row in rows:
+                row.pop("last_login", None)  # logging in is not a change made by the request
+            state[table] = sorted(rows, key=lambda row: str(sorted(row.items())))
+    return state
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def _body(response) -> str:
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode("utf-8", "replace")
+    return response.content.decode("utf-8", "replace")
+
+
+def matches(response, expected: Expected) -> bool:
+    if isinstance(expected, Redirect):
+        return response.status_code == 302 and response["Location"].startswith(expected.to)
+    return response.status_code == expected
+
+
+def send(client: Client, method: str, url: str, route: Route | None, world: World):
+    if method == "get":
+        return client.get(url)
+    data = route.data(world) if route is not None else {}
+    if route is not None and route.json:
+        return client.post(url, data=json.dumps(data), content_type="application/json")
+    return client.post(url, data=data)
+
+
+def refused(expected: Expected) -> bool:
+    if isinstance(expected, Redirect):
+        return expected in (LOGIN, ADMIN_LOGIN)
+    return expected >= 400
+
+
+def check_request(
+    *, world: World, role: str, method: str, url: str, route: Route | None, expected: Expected, problems: list
+) -> None:
+    client = client_for(role, world)
+    if refused(expected):
+        response = send(client, method, url, route, world)
+        body = _body(response)
+        if snapshot() != world.state:
+            problems.append(f"{method.upper()} {url} as {role}: refused, yet the database changed")
+            world.state = snapshot()
+    else:
+        # Allowed: done, checked, and undone, so that every URL meets the same world.
+        with transaction.atomic():
+            response = send(client, method, url, route, world)
+            body = _body(response)
+            transaction.set_rollback(True)
+    if not matches(response, expected):
+        where = f" → {response.get('Location')}" if response.status_code == 302 else ""
+        problems.append(f"{method.upper()} {url} as {role}: {response.status_code}{where}, expected {expected!r}")
+    if role in ("anonymous", "annotator_b") and 200 <= response.status_code < 300:
+        leaked = [secret for secret in A_SECRETS if secret in body]
+        if leaked:
+            problems.append(f"{method.upper()} {url} as {role}: shows annotator A's {leaked}")
+
+
+# --------------------------------------------------------------------------- the admin site's URLs
+
+
+def admin_url(pattern: Pattern) -> str:
+    """A concrete URL of an admin pattern, its object ids those of real rows."""
+    parts = pattern.route.removeprefix("admin/").split("/")
+    model = Project
+    if len(parts) > 2 and parts[0] in {config.label for config in apps.get_app_configs()}:
+        model = apps.get_model(parts[0], parts[1])
+    first = model.objects.order_by("pk").values_list("pk", flat=True).first()
+    fillers = {
+        "app_label": "annotations",
+        "content_type_id": ContentType.objects.get_for_model(model).pk,
+        "object_id": str(first if first is not None else 1),
+        "id": str(first if first is not None else 1),
+        "url": "no-such-page/",  # the admin's final catch-all
+    }
+    unknown = set(pattern.keys) - set(fillers)
+    assert not unknown, f"admin pattern {pattern.route} has arguments this test cannot fill: {unknown}"
+    kwargs = {key: fillers[key] for key in pattern.keys}
+    if pattern.keys == ("url",):
+        return "/admin/" + fillers["url"]
+    if pattern.name != "admin:":
+        return reverse(pattern.name, kwargs=kwargs)
+    # The unnamed "<object_id>/" shortcut of each model redirects to its change page.
+    change = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_change", kwargs=kwargs)
+    return change.removesuffix("change/")
+
+
+def admin_expectations(pattern: Pattern) -> tuple[dict, dict]:
+    """(GET, POST) by role for an admin-site URL; None: the staff admin's answer is 200 or 302."""
+    if pattern.name == "admin:login":
+        return by_role(200, 200, 200, 200, Redirect("/admin/")), by_role(200, 200, 200, 200, 200)
+    if pattern.name == "admin:logout":
+        outsider = Redirect("/admin/")
+        return by_role(outsider, outsider, outsider, outsider, 405), by_role(
+            outsider, outsider, outsider, outsider, Redirect("/login/")
+        )
+    return (
+        by_role(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, None),
+        by_role(ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, None),
+    )
+
+
+def staff_exception(pattern: Pattern, status: int) -> bool:
+    """The admin site's deliberate refusals, even to staff admins."""
+    if status == 403 and pattern.name.endswith(("_add", "_delete")):
+        return True  # the event log is append-only, post-edits and metric values are not made by hand
+    if status == 403 and pattern.name == "admin:autocomplete":
+        return True  # without its query parameters
+    return status == 404 and pattern.name in ("admin:", "admin:view_on_site")  # catch-all; no public page
+
+
+def check_admin_pattern(pattern: Pattern, world: World, problems: list) -> None:
+    url = admin_url(pattern)
+    get, post = admin_expectations(pattern)
+    for role in ROLES:
+        for method, expected in (("get", get[role]), ("post", post[role])):
+            if expected is None:
+                if method == "post":
+                    continue  # the admin site's own writes are Django's, not ours to walk
+                response = client_for(role, world).get(url)
+                ok = response.status_code in (200, 302) or staff_exception(pattern, response.status_code)
+                if not ok:
+                    problems.append(f"GET {url} as admin: {response.status_code}, expected 200 or 302")
+                continue
+            check_request(
+                world=world, role=role, method=method, url=url, route=None, expected=expected, problems=problems
+            )
+
+
+# --------------------------------------------------------------------------- the test
+
+
+def test_every_url_answers_every_role_as_expected_and_refusals_change_nothing():
+    world = build_world()
+    patterns = list(url_patterns())
+    assert len(patterns) > 100, "the walk found too few URL patterns"
+    unknown = [p for p in patterns if not p.route.startswith("admin/") and p.name not in ROUTES]
+    assert not unknown, (
+        "URL patterns without an expectation in tests/editlab/test_url_permissions.py ROUTES: "
+        + ", ".join(f"{p.route} ({p.name or 'unnamed'})" for p in unknown)
+    )
+    stale = set(ROUTES) - {p.name for p in patterns}
+    assert not stale, f"ROUTES names URLs that no longer exist: {sorted(stale)}"
+
+    problems: list[str] = []
+    for pattern in patterns:
+        if pattern.route.startswith("admin/"):
+            check_admin_pattern(pattern, world, problems)
+            continue
+        route = ROUTES[pattern.name]
+        kwargs = route.kwargs(world)
+        assert set(kwargs) == set(pattern.keys), f"{pattern.name}: kwargs {sorted(kwargs)} for {pattern.keys}"
+        url = reverse(pattern.name, kwargs=kwargs) + route.query
+        for method, table in (("get", route.get), ("post", route.post)):
+            assert set(table) == set(ROLES), f"{pattern.name} {method}: expectations for {sorted(table)}"
+            for role in ROLES:
+                check_request(
+                    world=world, role=role, method=method, url=url, route=route, expected=table[role], problems=problems
+                )
+    assert not problems, f"{len(problems)} unexpected answers:\n" + "\n".join(problems)
