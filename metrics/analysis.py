@@ -352,7 +352,7 @@ def knn_predictions(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np
     # k infinities on the left, k + 1 on the right: no window ever needs clipping.
     x_train = np.empty(n_train + 2 * k + 1)
     x_train[:k], x_train[k + n_train :] = -np.inf, np.inf
-    np.take(xs, train_pos, out=x_train[k : k + n_train])
+    x_train[k : k + n_train] = xs[train_pos]
     pos_train = np.zeros(n_train + 2 * k + 1, dtype=np.int64)
     pos_train[k : k + n_train] = train_pos
     csum = np.zeros((n_train + 2 * k + 2, *ys.shape[1:]))  # csum[t] = sum of y over padded indices < t
@@ -409,7 +409,7 @@ def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k
 
 def _knn_r2_masked(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray,
                    k: int) -> float | np.ndarray:
-    return r2_score(ys[test], knn_predictions(xs, ys, groups, test, k))
+    return r2_score(ys[np.flatnonzero(test)], knn_predictions(xs, ys, groups, test, k))  # (a gather beats a mask)
 
 
 def split_mask(n: int, *, test_size: float = 0.2, seed: int = 42) -> np.ndarray:
