@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max, Q, Subquery, TextField
 from django.db.models.functions import Cast
 from django.http import Http404
@@ -297,26 +297,74 @@ def _merge_gaps(gaps: list[list[int]], *, previous_max: int, new_seqs: list[int]
 # ---------------------------------------------------------------- events
 
 
-def _event_row(post_edit: PostEdit, visit: Visit, event: dict, now: datetime) -> EditEvent:
+# Every column of EditEvent but the id, in the order of _event_values. A new EditEvent field must be
+# added here too (the ingestion tests fail until it is).
+EVENT_INSERT_COLUMNS = (
+    "post_edit_id",
+    "visit_id",
+    "seq",
+    "t_ms",
+    "received_at",
+    "kind",
+    "key",
+    "code",
+    "modifiers",
+    "repeat",
+    "input_type",
+    "sel_start",
+    "sel_end",
+    "data",
+    "deleted",
+    "length_after",
+    "extra",
+)
+
+
+def _event_values(post_edit_id: int, visit_id: int, event: dict, received_at, extra_field) -> tuple:
+    """One row for EVENT_INSERT_COLUMNS from a validated event (its values already have the column types)."""
     extra = {name: event[name] for name in ("state", "src", "f") if name in event}
-    return EditEvent(
-        post_edit=post_edit,
-        visit=visit,
-        seq=event["seq"],
-        t_ms=event["t"],
-        received_at=now,
-        kind=event["k"],
-        key=event.get("key", ""),
-        code=event.get("code", ""),
-        modifiers=event.get("mods", 0),
-        repeat=event.get("rep", False),
-        input_type=event.get("it", ""),
-        sel_start=event.get("s"),
-        sel_end=event.get("e"),
-        data=event.get("data", ""),
-        length_after=event.get("len"),
-        extra=extra,
+    return (
+        post_edit_id,
+        visit_id,
+        event["seq"],
+        event["t"],
+        received_at,
+        event["k"],
+        event.get("key", ""),
+        event.get("code", ""),
+        event.get("mods", 0),
+        event.get("rep", False),
+        event.get("it", ""),
+        event.get("s"),
+        event.get("e"),
+        event.get("data", ""),
+        "",
+        event.get("len"),
+        extra_field.get_db_prep_save(extra, connection),
     )
+
+
+def _insert_events(post_edit: PostEdit, visit: Visit, events: list[dict], now: datetime) -> None:
+    """INSERT the events with one executemany.
+
+    The hot path of ingestion (~100 batches/s with 200 annotators): bulk_create's per-field
+    preparation of model instances cost ~1.3 ms of CPU per 20-event batch; here only the two values
+    that need a backend adapter (the time, once; the JSON `extra`) go through their fields.
+    """
+    if not events:
+        return
+    meta = EditEvent._meta
+    quote = connection.ops.quote_name
+    received_at = meta.get_field("received_at").get_db_prep_save(now, connection)
+    extra_field = meta.get_field("extra")
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        quote(meta.db_table),
+        ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS),
+        ", ".join(["%s"] * len(EVENT_INSERT_COLUMNS)),
+    )
+    rows = [_event_values(post_edit.pk, visit.pk, event, received_at, extra_field) for event in events]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 @transaction.atomic
@@ -348,7 +396,7 @@ def post_edit_ingest_events(
             f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}; "
             "it accepts no new events"
         )
-    EditEvent.objects.bulk_create([_event_row(post_edit, visit, event, now) for event in fresh])
+    _insert_events(post_edit, visit, fresh, now)
     gaps = _merge_gaps(post_edit.event_gaps, previous_max=previous_max, new_seqs=[e["seq"] for e in fresh])
     if gaps != post_edit.event_gaps:
         post_edit.event_gaps = gaps
