@@ -1,7 +1,7 @@
 """score_pairs: many pairs x many metrics, the per-pair metrics spread over processes.
 
-Work is cut into chunks of pairs; each worker process computes every requested per-pair metric on its chunk
-(so each process pays a library's set-up once). BERTScore runs batched in the calling process instead:
+Work is cut into chunks of pairs; each worker process computes every requested per-pair metric on its chunk.
+The worker processes live on between calls (so each pays a library's set-up once). BERTScore runs batched in the calling process instead:
 torch already uses every core, and forking after torch has started threads is unsafe.
 """
 
@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from .config import worker_count
@@ -166,28 +167,58 @@ def _feed_pool(
     todo: deque, pairs: list[Pair], names: list[str], variant: str, processes: int,
     done: queue.Queue, stop: threading.Event,
 ) -> None:
+    running: dict = {}
     try:
-        with ProcessPoolExecutor(max_workers=processes, mp_context=_context()) as pool:
-            running: dict = {}
-            while not stop.is_set():
-                # Keep each process busy with one chunk and one queued, no more: the rest stays takeable.
-                while len(running) < 2 * processes:
-                    try:
-                        a, b = todo.popleft()
-                    except IndexError:
-                        break
-                    running[pool.submit(_score_chunk, pairs[a:b], names, variant)] = (a, b)
-                if not running:
+        pool = _shared_pool(processes)
+        while not stop.is_set():
+            # Keep each process busy with one chunk and one queued, no more: the rest stays takeable.
+            while len(running) < 2 * processes:
+                try:
+                    a, b = todo.popleft()
+                except IndexError:
                     break
-                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    a, b = running.pop(future)
-                    done.put((a, b, future.result()))
-            pool.shutdown(cancel_futures=True)
+                running[pool.submit(_score_chunk, pairs[a:b], names, variant)] = (a, b)
+            if not running:
+                break
+            finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                a, b = running.pop(future)
+                done.put((a, b, future.result()))
+    except BrokenProcessPool as error:
+        _discard_pool()
+        done.put(error)
     except BaseException as error:  # handed to the calling thread, which raises it
         done.put(error)
     finally:
+        for future in running:
+            future.cancel()
         done.put(_FINISHED)
+
+
+# One pool per process, kept between calls: its workers keep their loaded libraries and warm caches
+# (WordNet for meteor takes seconds to load), and callers such as compute_metrics call once per chunk.
+_pool_lock = threading.Lock()
+_pool: tuple[int, ProcessPoolExecutor] | None = None
+
+
+def _shared_pool(processes: int) -> ProcessPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is not None and _pool[0] != processes:
+            _pool[1].shutdown(wait=False, cancel_futures=True)
+            _pool = None
+        if _pool is None:
+            _pool = (processes, ProcessPoolExecutor(max_workers=processes, mp_context=_context()))
+        return _pool[1]
+
+
+def _discard_pool() -> None:
+    """Forget a pool whose worker died; the next call starts a new one."""
+    global _pool
+    with _pool_lock:
+        if _pool is not None:
+            _pool[1].shutdown(wait=False, cancel_futures=True)
+            _pool = None
 
 
 def _context():
