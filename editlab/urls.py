@@ -17,3 +17,6 @@ urlpatterns = [
     path("", include("annotations.urls")),
     path("", include("metrics.urls")),
 ]
+
+# A 400 that names the limit the request broke (editlab/errors.py).
+handler400 = "editlab.errors.bad_request"

@@ -156,7 +156,8 @@ def neutralise_formula(text: str) -> str:
 
 def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180 line ends: a cell holding a lone CR is then quoted (with "\n" it went out bare and split the row).
+    writer = csv.writer(buffer, lineterminator="\r\n")
     columns = spec.columns
     writer.writerow(columns)
     text_columns = set(TEXT_COLUMNS)

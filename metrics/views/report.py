@@ -158,7 +158,8 @@ def _selection_or_400(request: HttpRequest, project: Project) -> Selection | Htt
 def _csv_response(rows: list[dict], filename: str) -> HttpResponse:
     buffer = io.StringIO()
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    writer = csv.writer(buffer, lineterminator="\n")
+    # RFC 4180 line ends: a cell holding a lone CR is then quoted (with "\n" it went out bare and split the row).
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([neutralise_formula(c) for c in columns])
     for row in rows:
         writer.writerow(["" if row.get(c) is None else _cell(row.get(c)) for c in columns])

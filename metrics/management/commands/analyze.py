@@ -63,7 +63,8 @@ class Command(BaseCommand):
         rows = summary_rows(report.analysis)
         columns = list(dict.fromkeys(key for row in rows for key in row)) or ["metric"]
         buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
+        # RFC 4180 line ends: a cell holding a lone CR is then quoted (with "\n" it went out bare and split the row).
+        writer = csv.writer(buffer, lineterminator="\r\n")
         writer.writerow(columns)
         for row in rows:
             writer.writerow(
