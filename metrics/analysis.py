@@ -220,16 +220,26 @@ def correlate(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> Correla
     result = Correlation(n=n)
     if n < 3 or is_constant(x) or is_constant(y):
         return result
-    result.pearson, result.pearson_p = _pearson(x, y)
+    pearson, spearman = _pearson(x, y), _pearson(stats.rankdata(x), stats.rankdata(y))
+    if pearson is None or spearman is None:  # variation lost to rounding (e.g. subnormal values)
+        return result
+    result.pearson, result.pearson_p = pearson
     result.pearson_ci = fisher_ci(result.pearson, n, confidence)
-    result.spearman, result.spearman_p = _pearson(stats.rankdata(x), stats.rankdata(y))
+    result.spearman, result.spearman_p = spearman
     return result
 
 
-def _pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def _pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     dx, dy = x - x.mean(), y - y.mean()
-    r = float(np.einsum("i,i->", dx, dy) / math.sqrt(np.einsum("i,i->", dx, dx) * np.einsum("i,i->", dy, dy)))
-    r = max(-1.0, min(1.0, r))
+    # Scaled to [-1, 1] first (as scipy does), so neither huge nor tiny values over/underflow.
+    scale_x, scale_y = float(np.abs(dx).max()), float(np.abs(dy).max())
+    if not (scale_x > 0 and scale_y > 0):
+        return None
+    dx, dy = dx / scale_x, dy / scale_y
+    denominator = math.sqrt(np.einsum("i,i->", dx, dx) * np.einsum("i,i->", dy, dy))
+    if not denominator > 0:
+        return None
+    r = max(-1.0, min(1.0, float(np.einsum("i,i->", dx, dy) / denominator)))
     n = x.size
     if abs(r) == 1.0:
         return r, 0.0
@@ -618,7 +628,8 @@ def analyze_targets(
     if missing:
         raise ValueError(f"the frame has no column for metric(s): {', '.join(missing)}")
     # The arrays are long and thin: BLAS threads only contend (badly on a busy machine).
-    with threadpool_limits(limits=1, user_api="blas"):
+    # Degenerate data (e.g. a fold with no variance) gives inf/NaN, reported as null: no warnings.
+    with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
         shared = _shared_knn(frame, metrics, targets, settings) if len(targets) > 1 else {}
         return {
             target: _analyze(frame, metrics=metrics, target=target, directions=directions, annotator=annotator,
@@ -658,9 +669,11 @@ def _analyze(
     messages: list[str] = []
     n_rows = len(frame)
 
-    target_values = pd.to_numeric(frame[target], errors="coerce").astype(float)
+    target_values = _finite(frame[target])
     data = frame.loc[target_values.notna()].copy()
     data[target] = target_values[target_values.notna()]
+    for name in metrics:  # from here on, NaN is the one way of being missing
+        data[name] = _finite(data[name])
     dropped_target = n_rows - len(data)
     if dropped_target:
         messages.append(f"{dropped_target} of {n_rows} rows have no {target} and were left out")
@@ -711,6 +724,11 @@ def _analyze(
     analysis.effort_model = _effort_model(data, results, target=target, annotator=annotator, settings=settings,
                                           fold_cache=fold_cache)
     return analysis
+
+
+def _finite(column: pd.Series) -> pd.Series:
+    """Floats; anything else (text, None, +-inf) becomes NaN."""
+    return pd.to_numeric(column, errors="coerce").astype(float).replace([np.inf, -np.inf], np.nan)
 
 
 def _folds_for(mask: np.ndarray, settings: Settings, cache: dict[bytes, np.ndarray]) -> np.ndarray:

@@ -6,6 +6,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
@@ -344,3 +346,19 @@ def test_bad_settings_are_refused_with_a_message():
 
 def test_p_values_read_well_even_when_they_underflow():
     assert (format_p(0.0), format_p(0.04213), format_p(None)) == ("< 1e-300", "0.042", "-")
+
+
+# Mostly numbers (many tied: small integers), some missing or infinite.
+values = st.one_of(
+    st.floats(-1e6, 1e6, allow_nan=False), st.integers(0, 4).map(float), st.sampled_from([None, np.inf, -np.inf, np.nan])
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.lists(st.tuples(st.sampled_from(["a", "b", ""]), values, values, values), min_size=0, max_size=40))
+def test_analysis_never_raises_and_always_serialises(rows):
+    frame = pd.DataFrame(rows, columns=["annotator", "m1", "m2", "target"], dtype=object)
+    frame["original"], frame["edited"] = "abc", "abcd"
+    result = analyze(frame, metrics=["m1", "m2"], target="target", settings=Settings(cv_repeats=2))
+    json.dumps(result.to_dict(), allow_nan=False)
+    assert result.n_used == sum(isinstance(r[3], float) and math.isfinite(r[3]) for r in rows)
