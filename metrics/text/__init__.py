@@ -13,7 +13,7 @@ from __future__ import annotations
 from .compression import compression_distance
 from .config import configure
 from .parallel import REFERENCE_SEPARATOR, VARIANTS, Pair, score_pairs, variant_original
-from .registry import METRICS, Metric, MetricUnavailable, get_metric
+from .registry import METRICS, Metric, MetricFailed, MetricUnavailable, get_metric
 from . import catalog as _catalog  # noqa: F401  (fills METRICS)
 
 EFFORT_SUITE: tuple[str, ...] = (
@@ -33,6 +33,7 @@ __all__ = [
     "REFERENCE_SEPARATOR",
     "VARIANTS",
     "Metric",
+    "MetricFailed",
     "MetricUnavailable",
     "Pair",
     "compression_distance",

@@ -1,8 +1,8 @@
 """score_pairs: many pairs x many metrics, the per-pair metrics spread over processes.
 
-Work is cut into chunks of pairs; each worker process computes every requested per-pair metric on its chunk.
-The worker processes live on between calls (so each pays a library's set-up once). BERTScore runs batched in the calling process instead:
-torch already uses every core, and forking after torch has started threads is unsafe.
+Work is cut into chunks of pairs; a worker process computes every requested per-pair metric on its chunk.
+The workers live on between calls, so each pays a library's set-up once. BERTScore runs batched in the
+calling process instead: torch already uses every core.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import math
 import multiprocessing
 import queue
 import threading
-from collections.abc import Callable, Sequence
 from collections import deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from .config import worker_count
-from .registry import METRICS, Metric, MetricUnavailable
+from .registry import METRICS, Metric, MetricFailed, MetricUnavailable
 
 VARIANTS = ("plain", "with_references")
 REFERENCE_SEPARATOR = "\n\n"
@@ -63,17 +63,23 @@ def _effective_original(pair: Pair, metric: Metric, variant: str) -> str:
     return pair.original
 
 
-def _score_chunk(pairs: Sequence[Pair], names: Sequence[str], variant: str) -> dict[str, list[float | None]]:
+def _score_chunk(
+    pairs: Sequence[Pair], names: Sequence[str], variant: str, offset: int = 0
+) -> dict[str, list[float | None]]:
     out: dict[str, list[float | None]] = {}
     for name in names:
         metric = METRICS[name]
         values: list[float | None] = []
-        for pair in pairs:
-            if metric.applies_to(references=pair.references, gold=pair.gold):
-                original = _effective_original(pair, metric, variant)
-                values.append(float(metric.func(original, pair.edited, references=pair.references, gold=pair.gold)))
-            else:
+        for i, pair in enumerate(pairs):
+            if not metric.applies_to(references=pair.references, gold=pair.gold):
                 values.append(None)
+                continue
+            original = _effective_original(pair, metric, variant)
+            try:
+                values.append(float(metric.func(original, pair.edited, references=pair.references, gold=pair.gold)))
+            except Exception as exc:
+                # A library failing on one text should say which metric and which pair, not just crash.
+                raise MetricFailed(f"{name} failed on pair {offset + i + 1}: {type(exc).__name__}: {exc}") from exc
         out[name] = values
     return out
 
@@ -136,7 +142,7 @@ def _score_per_pair(
                 a, b = todo.pop()
             except IndexError:
                 break
-            store(a, b, _score_chunk(pairs[a:b], names, variant))
+            store(a, b, _score_chunk(pairs[a:b], names, variant, a))
             _drain(done, store, block=False)
         _drain(done, store, block=True)
     finally:
@@ -177,7 +183,7 @@ def _feed_pool(
                     a, b = todo.popleft()
                 except IndexError:
                     break
-                running[pool.submit(_score_chunk, pairs[a:b], names, variant)] = (a, b)
+                running[pool.submit(_score_chunk, pairs[a:b], names, variant, a)] = (a, b)
             if not running:
                 break
             finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)

@@ -14,6 +14,10 @@ class MetricUnavailable(RuntimeError):
     """The metric's optional extra is not installed (or its model is missing)."""
 
 
+class MetricFailed(RuntimeError):
+    """A metric's library raised on a pair; the message names the metric and the pair (1-based)."""
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str

@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 from django.core.management import CommandError, call_command
 
-from metrics.text import METRICS
+from metrics.text import METRICS, Metric
 
 
 def write_jsonl(path: Path, lines: list) -> Path:
@@ -132,3 +132,17 @@ def test_an_unavailable_metric_names_the_missing_extra(tmp_path, monkeypatch):
     source = write_jsonl(tmp_path / "in.jsonl", GOOD)
     with pytest.raises(CommandError, match=r"bertscore needs the optional extra editlab\[semantic\]"):
         call_command("score", str(source), metrics="bertscore", output=str(tmp_path / "o.csv"))
+
+
+def test_a_metric_failing_on_a_pair_names_its_id_and_writes_nothing(tmp_path, monkeypatch):
+    def fragile(original: str, edited: str, **_: object) -> float:
+        return 1 / (len(edited) - 10)
+
+    monkeypatch.setitem(METRICS, "boom", Metric(
+        name="boom", func=fragile, family="edit distance", direction="effort", needs=frozenset(),
+        library="test", version="1", description="fails on a 10-character post-edit",
+    ))
+    source = write_jsonl(tmp_path / "in.jsonl", GOOD)  # line 2's post-edit "Ça va bien" has 10 characters
+    with pytest.raises(CommandError, match="boom failed on the pair with id 'b': ZeroDivisionError"):
+        call_command("score", str(source), metrics="boom", output=str(tmp_path / "o.csv"), workers=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]

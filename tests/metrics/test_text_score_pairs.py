@@ -9,6 +9,8 @@ from metrics.text import (
     EFFORT_SUITE,
     METRICS,
     REFERENCE_SEPARATOR,
+    Metric,
+    MetricFailed,
     MetricUnavailable,
     Pair,
     score_pairs,
@@ -105,3 +107,14 @@ def test_bertscore_is_scored_in_batches_with_the_same_values():
     pairs = [Pair("The cat sat.", "A cat sat."), Pair("", ""), Pair("Hello", "")]
     values = score_pairs(pairs, ["bertscore"])["bertscore"]
     assert values == [pytest.approx(METRICS["bertscore"]("The cat sat.", "A cat sat."), abs=1e-6), 1.0, 0.0]
+
+
+def test_a_failing_library_names_the_metric_and_the_pair(monkeypatch):
+    def fragile(original: str, edited: str, **_: object) -> float:
+        return 1 / len(edited)
+
+    boom = Metric(name="boom", func=fragile, family="edit distance", direction="effort", needs=frozenset(),
+                  library="test", version="1", description="divides by the post-edit's length")
+    monkeypatch.setitem(METRICS, "boom", boom)
+    with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError: division by zero"):
+        score_pairs([Pair("a", "b"), Pair("a", "")], ["boom"], workers=1)
