@@ -29,9 +29,9 @@ def compression_distance(original: str, edited: str) -> int:
     # lpf[i]: length of the longest prefix of symbols[i:] that also starts before i (0 if none).
     lpf = longest_previous_factor(symbols)
     # sep (at len(original)) is a phrase of its own, so the phrases of edited start right after it.
-    lengths = lpf[len(original) + 1 :].tolist()
-    i, phrases = 0, 0
-    while i < len(lengths):
+    lengths = memoryview(lpf)  # indexing gives Python ints cheaply, without copying the array
+    i, end, phrases = len(original) + 1, len(lpf), 0
+    while i < end:
         i += lengths[i] or 1
         phrases += 1
     return phrases
