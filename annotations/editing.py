@@ -67,7 +67,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max, Q, Subquery, TextField
+from django.db.models import Max, TextField
 from django.db.models.functions import Cast
 from django.http import Http404
 from django.urls import reverse
@@ -367,6 +367,29 @@ def _insert_events(post_edit: PostEdit, visit: Visit, events: list[dict], now: d
         cursor.executemany(sql, rows)
 
 
+def _stored_seqs_and_top(post_edit_id: int, seqs: list[int]) -> dict[int, int | None]:
+    """{seq: visit id} of the batch's seqs already stored, plus the top stored seq's row.
+
+    One plain query on the (post_edit, seq) index, the hot path of ingestion (~100 batches/s with
+    200 annotators): the ORM's compilation of the same query cost ~1 ms of CPU per batch. The top
+    row is always in the result, so the max of its keys is the top seq.
+    """
+    quote = connection.ops.quote_name
+    table, seq, post_edit, visit = (
+        quote(name) for name in (EditEvent._meta.db_table, "seq", "post_edit_id", "visit_id")
+    )
+    top = f"SELECT MAX({seq}) FROM {table} WHERE {post_edit} = %s"
+    if seqs:
+        where = f"({seq} IN ({', '.join(['%s'] * len(seqs))}) OR {seq} = ({top}))"
+        params = [post_edit_id, *seqs, post_edit_id]
+    else:
+        where = f"{seq} = ({top})"
+        params = [post_edit_id, post_edit_id]
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s AND {where}", params)
+        return dict(cursor.fetchall())
+
+
 @transaction.atomic
 def post_edit_ingest_events(
     *, post_edit: PostEdit, page_id: uuid.UUID | str, events: list[dict], now: datetime | None = None
@@ -376,10 +399,7 @@ def post_edit_ingest_events(
     post_edit = _locked_for_events(post_edit)
     visit = _visit_of(post_edit, page_id)
     seqs = [event["seq"] for event in events]
-    # One query for both the batch's already stored seqs and the top seq (the hot path: the load
-    # benchmark sends ~100 batches/s); the top row is always among the result, so its max is the max.
-    top = EditEvent.objects.filter(post_edit=post_edit).order_by("-seq").values("seq")[:1]
-    found = dict(post_edit.events.filter(Q(seq__in=seqs) | Q(seq=Subquery(top))).values_list("seq", "visit_id"))
+    found = _stored_seqs_and_top(post_edit.pk, seqs)
     previous_max = max(found, default=-1)
     requested = set(seqs)
     stored_pages = {seq: visit_id for seq, visit_id in found.items() if seq in requested}
