@@ -262,6 +262,7 @@ class Sample:
 
 @dataclass
 class ClientTally:
+    ticks: int = 0  # typing batches (one per batch interval, when the server keeps up)
     batches: int = 0
     resent: int = 0
     resent_not_duplicates: int = 0  # a re-sent batch that was not answered as all duplicates
@@ -512,6 +513,7 @@ class Annotator:
                 continue
             self.pending.extend(self.session.type_keys(keys=self.rng.randint(*plan.keys_per_batch),
                                                        until_t=self.now_ms()))
+            self.ledger.tally.ticks += 1
             if await self.send_pending():
                 batches_here += 1
                 if plan.draft_every and batches_here % plan.draft_every == 0:
@@ -1041,6 +1043,7 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     p99_ok = events is not None and events.p99 < EVENTS_GOAL_P99_MS
     integrity_ok = check.ok and not (tally.resent_not_duplicates or tally.fresh_with_duplicates or tally.unsent_events)
     wall = cpu["wall"]
+    offered = args.annotators / args.batch_interval
     worker_text = f"{args.workers} {args.worker_class} workers" + (
         f" x {args.threads} threads" if args.worker_class == "gthread" else "")
     lines = [
@@ -1052,7 +1055,9 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
         "",
         f"{args.annotators} annotators for {result.run_s:.0f} s: an event batch every {args.batch_interval:g} s, "
         f"a draft save every {args.draft_every} batches, a submit every {args.submit_interval:g} s, "
-        f"{args.resend:.0%} of batches re-sent; {run_requests:,} requests = {run_requests / result.run_s:.1f} req/s.",
+        f"{args.resend:.0%} of batches re-sent; {run_requests:,} requests = {run_requests / result.run_s:.1f} req/s. "
+        f"The client waits for each answer (as the logger does), so a slow server gets fewer batches: "
+        f"{tally.ticks / result.run_s:.1f} typing batches/s were sent of the {offered:.1f}/s offered.",
         "",
         "| endpoint | requests | req/s | p50 ms | p95 ms | p99 ms | max ms | errors | server p50 / p99 ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
