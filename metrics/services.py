@@ -405,7 +405,9 @@ def metric_job_run(*, job_id: int) -> ComputeReport | None:
         report = metric_values_compute(
             project=job.project, metrics=job.metrics or None, variants=job.variants or VARIANTS, job=job
         )
-    except Exception as exc:
+    except BaseException as exc:
+        # BaseException too: a worker stopped by a signal (db_worker exits on a second SIGTERM or
+        # Ctrl+C) would otherwise leave the job "running" for ever, and only failed jobs can be retried.
         logger.exception("metric job %s failed", job_id)
         MetricJob.objects.filter(pk=job_id).update(
             status=MetricJob.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()

@@ -6,8 +6,10 @@ the JSON in its `payload` field and the token in `csrfmiddlewaretoken`.
 """
 
 import json
+import logging
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -35,16 +37,35 @@ from annotations.api.serializers_editor import (
 from annotations.models import PostEdit
 from annotations.roles import can_read_all
 
+logger = logging.getLogger(__name__)
+
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 ERRORS = {
     400: OpenApiResponse(ErrorSerializer, description="Malformed request; `error` names the problem."),
     403: OpenApiResponse(ErrorSerializer, description="Not logged in, CSRF failure, or not an annotator."),
     404: OpenApiResponse(ErrorSerializer, description="No such post-edit among yours."),
+    503: OpenApiResponse(ErrorSerializer, description="The database was unreachable (or locked); send it again."),
 }
 
 
 def editor_exception_handler(exc, context):
-    """DRF's handler, with the contract's {"error": ...} body instead of {"detail": ...}."""
+    """DRF's handler, with the contract's {"error": ...} body instead of {"detail": ...}.
+
+    A database that cannot be reached (connection dropped, server restarting) answers 503, not a
+    500 page: the services are atomic, so nothing of the request stays half-stored, and the logger
+    sends the batch again (a re-sent batch is stored once).
+    """
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.warning("editor endpoint %s: database unavailable: %s", context["request"].path, exc)
+        return Response(
+            {
+                "error": "The database could not be reached; the request was not completed. Send it again "
+                "(a batch sent twice is stored once, a submit sent twice submits once).",
+                "code": "unavailable",
+            },
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "2"},
+        )
     response = exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"error": str(response.data["detail"])}

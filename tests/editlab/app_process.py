@@ -1,0 +1,146 @@
+"""editlab in separate processes, for the fault tests: a throwaway SQLite database file, scripts run
+against it, and an app server that can be killed and started again.
+
+The processes never touch the test run's database (in-memory SQLite or the suite's PostgreSQL): each
+test gets a copy of one migrated database file, so the same tests run unchanged in both suite runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "correct-horse-battery"
+
+# Users every copy starts with (the login page is how the browser tests get in).
+SEED = f"""
+from django.contrib.auth import get_user_model
+from annotations.roles import set_role
+User = get_user_model()
+for name, role in (("anna", "annotator"), ("rita", "researcher")):
+    user = User.objects.create_user(name, password={PASSWORD!r})
+    set_role(user, role)
+"""
+
+
+def process_env(database: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TASKS_BACKEND", "SECRET_KEY"}}
+    env.update(
+        DEBUG="1",
+        DATABASE_URL=f"sqlite:///{database}",
+        DJANGO_SETTINGS_MODULE="editlab.settings",
+        EDITLAB_METRIC_WORKERS="1",  # no worker pool: a killed process leaves no orphans
+        PYTHONUNBUFFERED="1",
+        **extra,
+    )
+    return env
+
+
+def manage(database: Path, *args: str, timeout: float = 180, **env: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=process_env(database, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def run_script(database: Path, code: str, *, timeout: float = 180, **env: str):
+    """Runs Python code with Django set up against `database`; returns what it printed as JSON (or None)."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import django\ndjango.setup()\n" + code],
+        cwd=ROOT,
+        env=process_env(database, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"script failed:\n{code}\n{result.stdout}\n{result.stderr}")
+    out = result.stdout.strip().splitlines()
+    return json.loads(out[-1]) if out else None
+
+
+def make_template(folder: Path) -> Path:
+    """A migrated database with its cache table and the seed users."""
+    database = folder / "template.sqlite3"
+    manage(database, "migrate", "--noinput")
+    manage(database, "createcachetable")
+    run_script(database, SEED)
+    return database
+
+
+def copy_of(template: Path, folder: Path, name: str) -> Path:
+    target = folder / name
+    shutil.copyfile(template, target)
+    return target
+
+
+def query(database: Path, sql: str, params: tuple = ()) -> list[tuple]:
+    """Reads the database file directly (a killed writer's unfinished transaction is rolled back here)."""
+    with sqlite3.connect(database, timeout=30) as connection:
+        return connection.execute(sql, params).fetchall()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class AppServer:
+    """`manage.py runserver` in its own process group, on a fixed port so that it can come back
+    at the same address (the page's origin, hence its localStorage, must not change)."""
+
+    def __init__(self, database: Path, port: int, log: Path) -> None:
+        self.database, self.port, self.log = database, port, log
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60) -> None:
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
+                cwd=ROOT,
+                env=process_env(self.database),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the app server exited: {self.log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/login/", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.2)
+        raise AssertionError(f"the app server did not answer within {timeout} s: {self.log.read_text()[-3000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, requests in flight are cut."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
+        self.process = None
