@@ -365,10 +365,6 @@ def knn_predictions(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np
     x_train[k : k + n_train] = xs[train_pos]
     pos_train = np.zeros(n_train + 2 * k + 1, dtype=np.int64)
     pos_train[k : k + n_train] = train_pos
-    csum = np.zeros((n_train + 2 * k + 2, *ys.shape[1:]))  # csum[t] = sum of y over padded indices < t
-    np.cumsum(ys[train_pos], axis=0, out=csum[k + 1 : k + 1 + n_train])
-    csum[k + 1 + n_train :] = csum[k + n_train]
-
     q = xs[test_pos]
     low = before[group_start[test_pos]] - k  # run starts to try: [p - k, p] for insertion point p
     high = low + k
@@ -397,11 +393,20 @@ def knn_predictions(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np
     inside_to = np.where(has_right, np.maximum(right_a, s), end)
     slots = k - (inside_to - inside_from)  # places of the run taken by tied values
     tied_count = np.where(has_left, left_b - left_a, 0) + np.where(has_right, right_b - right_a, 0)
-    shape = (-1, *([1] * (ys.ndim - 1)))
-    tied_sum = (np.where(has_left.reshape(shape), csum[left_b] - csum[left_a], 0.0)
-                + np.where(has_right.reshape(shape), csum[right_b] - csum[right_a], 0.0))
-    share = (slots / tied_count).reshape(shape)
-    return (csum[inside_to] - csum[inside_from] + share * tied_sum) / k
+    share = slots / tied_count
+    left_a, left_b = np.where(has_left, left_a, 0), np.where(has_left, left_b, 0)  # absent: an empty range
+    right_a, right_b = np.where(has_right, right_a, 0), np.where(has_right, right_b, 0)
+
+    def predict(y: np.ndarray) -> np.ndarray:
+        csum = np.zeros(n_train + 2 * k + 2)  # csum[t] = sum of y over padded indices < t
+        np.cumsum(y[train_pos], out=csum[k + 1 : k + 1 + n_train])
+        csum[k + 1 + n_train :] = csum[k + n_train]
+        tied_sum = csum[left_b] - csum[left_a] + csum[right_b] - csum[right_a]
+        return (csum[inside_to] - csum[inside_from] + share * tied_sum) / k
+
+    if ys.ndim == 1:
+        return predict(ys)
+    return np.column_stack([predict(ys[:, j]) for j in range(ys.shape[1])])  # neighbours shared
 
 
 def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k: int = 5) -> np.ndarray:
