@@ -98,7 +98,7 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
         selection = selection_from_query(project=project, query=request.GET)
     except SelectionError as exc:
         context["error"] = str(exc)
-        status = 400
+        status = 200 if request.htmx else 400  # htmx swaps only 2xx bodies: show the message in place
     else:
         context.update(_report_context(report_build(selection=selection), project))
     template = "metrics/report_body.html" if request.htmx else "metrics/report.html"

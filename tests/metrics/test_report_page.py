@@ -114,6 +114,8 @@ def test_a_bad_selection_gets_a_message_not_an_error(researcher_client, study):
     assert "target &#x27;minutes&#x27; is not one of: wall_time, active_time, keystrokes, allkeys" in response.content.decode()
     response = researcher_client.get(url + "?annotators=nobody")
     assert response.status_code == 400 and "nobody" in response.content.decode()
+    swapped = researcher_client.get(url + "?annotators=nobody", headers={"HX-Request": "true"})
+    assert swapped.status_code == 200 and 'role="alert"' in swapped.content.decode()
     plot = reverse("metrics-report-plot", kwargs={"project_id": study.pk, "kind": "scatter", "fmt": "svg"})
     response = researcher_client.get(plot + "?metric=sari")
     assert response.status_code == 400 and "metric 'sari' has no values" in response.content.decode()
