@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Max, TextField
 from django.db.models.functions import Cast
@@ -266,6 +267,28 @@ def _visit_of(post_edit: PostEdit, page_id: uuid.UUID | str) -> Visit:
         raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
 
 
+def _touch_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime) -> int:
+    """Mark the page load as seen now and return its visit id, in one statement (UnknownPage if the
+    page_id is no page load of this post-edit). Ingestion's hot path: the ORM's get + update were two
+    round trips and ~0.9 ms of CPU per batch."""
+    meta = Visit._meta
+    quote = connection.ops.quote_name
+    try:
+        page = meta.get_field("page_id").get_db_prep_value(page_id, connection)
+    except (ValueError, ValidationError):
+        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
+    seen = meta.get_field("last_seen_at").get_db_prep_save(now, connection)
+    sql = "UPDATE {} SET {} = %s WHERE {} = %s AND {} = %s RETURNING {}".format(
+        quote(meta.db_table), quote("last_seen_at"), quote("post_edit_id"), quote("page_id"), quote("id")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [seen, post_edit.pk, page])
+        row = cursor.fetchone()
+    if row is None:
+        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
+    return row[0]
+
+
 def _is_closed(post_edit: PostEdit) -> bool:
     return post_edit.assignment.status in (Assignment.SUBMITTED, Assignment.SKIPPED)
 
@@ -344,7 +367,7 @@ def _event_values(post_edit_id: int, visit_id: int, event: dict, received_at, ex
     )
 
 
-def _insert_events(post_edit: PostEdit, visit: Visit, events: list[dict], now: datetime) -> None:
+def _insert_events(post_edit: PostEdit, visit_id: int, events: list[dict], now: datetime) -> None:
     """INSERT the events with one executemany.
 
     The hot path of ingestion (~100 batches/s with 200 annotators): bulk_create's per-field
@@ -362,7 +385,7 @@ def _insert_events(post_edit: PostEdit, visit: Visit, events: list[dict], now: d
         ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS),
         ", ".join(["%s"] * len(EVENT_INSERT_COLUMNS)),
     )
-    rows = [_event_values(post_edit.pk, visit.pk, event, received_at, extra_field) for event in events]
+    rows = [_event_values(post_edit.pk, visit_id, event, received_at, extra_field) for event in events]
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
 
@@ -397,13 +420,13 @@ def post_edit_ingest_events(
     """Store a validated batch (contract EVENT dicts) once; record gaps. All or nothing."""
     now = now or timezone.now()
     post_edit = _locked_for_events(post_edit)
-    visit = _visit_of(post_edit, page_id)
+    visit_id = _touch_visit(post_edit, page_id, now)  # rolled back with the batch if it is refused
     seqs = [event["seq"] for event in events]
     found = _stored_seqs_and_top(post_edit.pk, seqs)
     previous_max = max(found, default=-1)
     requested = set(seqs)
     stored_pages = {seq: visit_id for seq, visit_id in found.items() if seq in requested}
-    foreign = sorted(seq for seq, visit_id in stored_pages.items() if visit_id != visit.pk)
+    foreign = sorted(seq for seq, stored_visit in stored_pages.items() if stored_visit != visit_id)
     if foreign:
         raise SeqConflict(
             f"seq {foreign[0]} is already taken by another page load of this post-edit (another tab?); "
@@ -416,12 +439,11 @@ def post_edit_ingest_events(
             f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}; "
             "it accepts no new events"
         )
-    _insert_events(post_edit, visit, fresh, now)
+    _insert_events(post_edit, visit_id, fresh, now)
     gaps = _merge_gaps(post_edit.event_gaps, previous_max=previous_max, new_seqs=[e["seq"] for e in fresh])
     if gaps != post_edit.event_gaps:
         post_edit.event_gaps = gaps
         post_edit.save(update_fields=["event_gaps", "updated"])
-    Visit.objects.filter(pk=visit.pk).update(last_seen_at=now)
     return IngestResult(
         stored=len(fresh),
         duplicates=len(events) - len(fresh),
