@@ -102,7 +102,13 @@ def test_a_submit_cut_by_the_database_is_a_503_and_changes_nothing(annotator, an
 
 def test_a_draft_cut_by_the_database_keeps_the_stored_version(annotator, annotator_client, monkeypatch):
     post_edit, visit = _opened(annotator)
-    monkeypatch.setattr(editing.Visit.objects, "filter", _dropped_connection)  # after the draft row's UPDATE
+    save = PostEdit.save
+
+    def save_then_drop(self, *args, **kwargs):
+        save(self, *args, **kwargs)  # the draft row's UPDATE, inside the transaction ...
+        _dropped_connection()  # ... then the connection goes
+
+    monkeypatch.setattr(PostEdit, "save", save_then_drop)
     payload = {"page_id": str(visit.page_id), "text": "Half saved?", "version": 0}
 
     cut = post_json(annotator_client, url("draft", post_edit), payload)
@@ -136,7 +142,8 @@ def test_a_submit_sent_again_after_a_timeout_submits_once_with_the_first_result(
     assert PostEdit.objects.filter(assignment__annotator=annotator, submitted_at__isnull=False).count() == 1
 
 
-@pytest.mark.django_db(transaction=True)
+# serialized_rollback: an earlier transactional test's flush may have removed the role groups.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_double_click_sends_two_submits_at_once_and_one_submit_happens(annotator):
     post_edit, visit = _opened(annotator)
     client = Client()
