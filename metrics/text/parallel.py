@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from .config import worker_count
+from .config import CONFIG, configure, worker_count
 from .registry import METRICS, Metric, MetricFailed, MetricUnavailable
 
 VARIANTS = ("plain", "with_references")
@@ -79,13 +79,13 @@ def _score_chunk(
                 values.append(float(metric.func(original, pair.edited, references=pair.references, gold=pair.gold)))
             except Exception as exc:
                 # A library failing on one text should say which metric and which pair, not just crash.
-                raise MetricFailed(f"{name} failed on pair {offset + i + 1}: {type(exc).__name__}: {exc}") from exc
+                raise MetricFailed(name, offset + i, f"{type(exc).__name__}: {exc}") from exc
         out[name] = values
     return out
 
 
 def _warm_up(names: Sequence[str]) -> None:
-    """Run each metric once here: WordNet gets prepared once (not raced by workers), set-up errors surface once."""
+    """Run each metric once in this process: a set-up error (say, WordNet missing) surfaces here, once."""
     _score_chunk([Pair("a b", "a c", ("b",), ("a c",))], names, "plain")
 
 
@@ -101,14 +101,26 @@ def score_pairs(
     needs (a gold-based metric and no gold). `progress(n)` reports n more (pair, metric) values done."""
     chosen = _check_request(metrics, variant)
     pairs = [p if isinstance(p, Pair) else Pair(*p) for p in pairs]
-    results: dict[str, list[float | None]] = {}
+    # Each distinct pair is scored once (studies repeat pairs: several annotators leave a text unchanged);
+    # every metric is deterministic, so copies get identical values.
+    first_position: dict[Pair, int] = {}
+    for position, pair in enumerate(pairs):
+        first_position.setdefault(pair, position)
+    distinct = list(first_position)
+    row_of = {pair: row for row, pair in enumerate(distinct)}
     batched = [m.name for m in chosen if m.name == "bertscore"]
     per_pair = [m.name for m in chosen if m.name != "bertscore"]
-    if per_pair:
-        results.update(_score_per_pair(pairs, per_pair, variant, worker_count(workers), progress))
-    for name in batched:
-        results[name] = _score_bertscore(pairs, variant, progress)
-    return {m.name: results[m.name] for m in chosen}
+    results: dict[str, list[float | None]] = {}
+    try:
+        if per_pair:
+            results.update(_score_per_pair(distinct, per_pair, variant, worker_count(workers), progress))
+        for name in batched:
+            results[name] = _score_bertscore(distinct, variant, progress)
+    except MetricFailed as exc:
+        raise MetricFailed(exc.metric, first_position[distinct[exc.pair_index]], exc.detail) from exc
+    if progress and len(distinct) < len(pairs):
+        progress((len(pairs) - len(distinct)) * len(chosen))
+    return {m.name: [results[m.name][row_of[pair]] for pair in pairs] for m in chosen}
 
 
 def _score_per_pair(
@@ -125,7 +137,6 @@ def _score_per_pair(
     if workers <= 1 or len(pairs) < PARALLEL_FROM:
         store(0, len(pairs), _score_chunk(pairs, names, variant))
         return out
-    _warm_up(names)  # one clear error here beats one per worker
     size = max(1, min(_MAX_CHUNK, math.ceil(len(pairs) / (workers * 8))))
     todo = deque((start, min(start + size, len(pairs))) for start in range(0, len(pairs), size))
     # workers - 1 processes take chunks from the front; this process takes them from the back meanwhile, so
@@ -137,14 +148,17 @@ def _score_per_pair(
     )
     feeder.start()
     try:
-        while True:
+        _warm_up(names)  # while the processes start; a set-up error surfaces here once
+        finished = False
+        while not finished:
             try:
                 a, b = todo.pop()
             except IndexError:
                 break
             store(a, b, _score_chunk(pairs[a:b], names, variant, a))
-            _drain(done, store, block=False)
-        _drain(done, store, block=True)
+            finished = _drain(done, store, block=False)
+        if not finished:
+            _drain(done, store, block=True)
     finally:
         stop.set()
         feeder.join()
@@ -154,16 +168,16 @@ def _score_per_pair(
 _FINISHED = object()
 
 
-def _drain(done: queue.Queue, store: Callable, *, block: bool) -> None:
-    """Store the chunks the worker processes finished; with block, until the feeder says it is finished.
-    Results are stored here, in the calling thread, so `progress` never runs on another thread."""
+def _drain(done: queue.Queue, store: Callable, *, block: bool) -> bool:
+    """Store the chunks the worker processes finished; with block, until the feeder is finished. True once
+    the feeder is finished. Results are stored in the calling thread, so `progress` never runs elsewhere."""
     while True:
         try:
             item = done.get(block=block)
         except queue.Empty:
-            return
+            return False
         if item is _FINISHED:
-            return
+            return True
         if isinstance(item, BaseException):
             raise item
         store(*item)
@@ -204,18 +218,33 @@ def _feed_pool(
 # One pool per process, kept between calls: its workers keep their loaded libraries and warm caches
 # (WordNet for meteor takes seconds to load), and callers such as compute_metrics call once per chunk.
 _pool_lock = threading.Lock()
-_pool: tuple[int, ProcessPoolExecutor] | None = None
+_pool: tuple[tuple, ProcessPoolExecutor] | None = None
 
 
 def _shared_pool(processes: int) -> ProcessPoolExecutor:
+    """The pool for `processes` workers configured like this process (`configure` may have changed since)."""
     global _pool
+    key = (processes, *_settings())
     with _pool_lock:
-        if _pool is not None and _pool[0] != processes:
+        if _pool is not None and _pool[0] != key:
             _pool[1].shutdown(wait=False, cancel_futures=True)
             _pool = None
         if _pool is None:
-            _pool = (processes, ProcessPoolExecutor(max_workers=processes, mp_context=_context()))
+            executor = ProcessPoolExecutor(
+                max_workers=processes, mp_context=_context(), initializer=_configure_worker, initargs=key[1:]
+            )
+            _pool = (key, executor)
         return _pool[1]
+
+
+def _settings() -> tuple:
+    return (str(CONFIG.cache_dir), CONFIG.bertscore_model and str(CONFIG.bertscore_model), CONFIG.bertscore_layers)
+
+
+def _configure_worker(cache_dir: str, bertscore_model: str | None, bertscore_layers: int) -> None:
+    # Workers import this package afresh: without this they would read the environment, not the caller's
+    # `configure` (Django's settings), and prepare WordNet in another folder.
+    configure(cache_dir=cache_dir, bertscore_model=bertscore_model, bertscore_layers=bertscore_layers)
 
 
 def _discard_pool() -> None:

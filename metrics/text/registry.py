@@ -15,7 +15,14 @@ class MetricUnavailable(RuntimeError):
 
 
 class MetricFailed(RuntimeError):
-    """A metric's library raised on a pair; the message names the metric and the pair (1-based)."""
+    """A metric's library raised on a pair: which metric, which pair (0-based index in the input), what."""
+
+    def __init__(self, metric: str, pair_index: int, detail: str) -> None:
+        super().__init__(metric, pair_index, detail)  # args only: it must survive pickling between processes
+        self.metric, self.pair_index, self.detail = metric, pair_index, detail
+
+    def __str__(self) -> str:
+        return f"{self.metric} failed on pair {self.pair_index + 1}: {self.detail}"
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,34 @@ def test_a_failing_library_names_the_metric_and_the_pair(monkeypatch):
     monkeypatch.setitem(METRICS, "boom", boom)
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError: division by zero"):
         score_pairs([Pair("a", "b"), Pair("a", "")], ["boom"], workers=1)
+
+
+def test_repeated_pairs_are_scored_once_and_get_the_same_values(monkeypatch):
+    calls: list[tuple[str, str]] = []
+
+    def counting(original: str, edited: str, **_: object) -> float:
+        calls.append((original, edited))
+        return float(len(edited) - len(original))
+
+    monkeypatch.setitem(METRICS, "count", Metric(
+        name="count", func=counting, family="edit distance", direction="effort", needs=frozenset(),
+        library="test", version="1", description="length difference",
+    ))
+    pairs = [Pair("a", "abc"), Pair("a", "ab"), Pair("a", "abc"), Pair("a", "abc")]
+    done: list[int] = []
+    assert score_pairs(pairs, ["count"], workers=1, progress=done.append) == {"count": [2.0, 1.0, 2.0, 2.0]}
+    assert calls == [("a", "abc"), ("a", "ab")]
+    assert sum(done) == 4
+
+
+def test_a_failure_on_a_repeated_pair_names_its_first_position(monkeypatch):
+    def fragile(original: str, edited: str, **_: object) -> float:
+        return 1 / len(edited)
+
+    monkeypatch.setitem(METRICS, "boom", Metric(
+        name="boom", func=fragile, family="edit distance", direction="effort", needs=frozenset(),
+        library="test", version="1", description="divides by the post-edit's length",
+    ))
+    with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError") as failure:
+        score_pairs([Pair("a", "b"), Pair("a", ""), Pair("a", "")], ["boom"], workers=1)
+    assert failure.value.pair_index == 1

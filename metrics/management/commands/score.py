@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -121,13 +120,6 @@ def write_output(path: Path, ids: list[str | int], names: list[str], values: dic
         raise
 
 
-def _with_id(message: str, ids: list[str | int]) -> str:
-    match = re.search(r"on pair (\d+)", message)
-    if not match or not 0 < int(match.group(1)) <= len(ids):
-        return message
-    return message.replace(match.group(0), f"on the pair with id {ids[int(match.group(1)) - 1]!r}", 1)
-
-
 class Command(BaseCommand):
     help = "Score text pairs from a JSONL file with the text metrics; write a CSV or JSONL table."
 
@@ -161,8 +153,8 @@ class Command(BaseCommand):
         try:
             values = score_pairs(pairs, names, variant=options["variant"], workers=options["workers"], progress=bar.update)
         except MetricFailed as exc:
-            # The pair numbers count non-blank lines; give the id, which the user can find.
-            raise CommandError(f"{_with_id(str(exc), ids)}; nothing written") from None
+            record_id = ids[exc.pair_index]
+            raise CommandError(f"{exc.metric} failed on the pair with id {record_id!r}: {exc.detail}; nothing written") from None
         except (ValueError, MetricUnavailable) as exc:
             raise CommandError(f"{exc}; nothing written") from None
         finally:
