@@ -397,23 +397,28 @@ def _insert_events(post_edit: PostEdit, visit_id: int, events: list[dict], now: 
 def _stored_seqs_and_top(post_edit_id: int, seqs: list[int]) -> dict[int, int | None]:
     """{seq: visit id} of the stored events in the batch's seq range, plus the top stored seq's row.
 
-    Two index range scans in one plain statement, the hot path of ingestion (~100 batches/s with
-    200 annotators): the ORM's compilation of the query cost ~1 ms of CPU per batch, and a range
-    plans in constant time where an IN list of the batch's seqs grows with the batch. The top row is
-    always in the result, so the max of its keys is the top seq; callers keep the seqs they sent.
+    One plain statement, the hot path of ingestion (~100 batches/s with 200 annotators): the ORM's
+    compilation cost ~1 ms of CPU per batch. Both parts ORDER BY seq so that PostgreSQL walks the
+    (post_edit, seq) index: when the statistics do not know a new post-edit yet (rows=1), it would
+    otherwise take the post_edit index and filter all the post-edit's events, every batch (1.3 ms
+    instead of 0.06 ms at 8,000 events). The top row is always in the result, so the max of its
+    keys is the top seq; callers keep the seqs they sent.
     """
     quote = connection.ops.quote_name
     table, seq, post_edit, visit = (
         quote(name) for name in (EditEvent._meta.db_table, "seq", "post_edit_id", "visit_id")
     )
     top = (
-        f"SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s AND "
-        f"{seq} = (SELECT MAX({seq}) FROM {table} WHERE {post_edit} = %s)"
+        f"SELECT {seq}, {visit} FROM (SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s "
+        f"ORDER BY {seq} DESC LIMIT 1) AS top_row"
     )
-    sql, params = top, [post_edit_id, post_edit_id]
+    sql, params = top, [post_edit_id]
     if seqs:
-        sql = f"SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s AND {seq} BETWEEN %s AND %s UNION ALL {top}"
-        params = [post_edit_id, min(seqs), max(seqs), *params]
+        in_range = (
+            f"SELECT {seq}, {visit} FROM (SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s "
+            f"AND {seq} BETWEEN %s AND %s ORDER BY {seq}) AS batch_rows"
+        )
+        sql, params = f"{in_range} UNION ALL {top}", [post_edit_id, min(seqs), max(seqs), post_edit_id]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return dict(cursor.fetchall())
