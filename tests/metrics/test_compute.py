@@ -222,6 +222,10 @@ def test_the_command_names_what_is_wrong(project):
 DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
+# The worker closes database connections between tasks, as a long-running process should: a transactional
+# test, so that its closing does not end the test's own transaction (PostgreSQL); serialized_rollback
+# restores the role groups (a data migration) that the flush after it removes.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_with_the_database_backend_a_worker_runs_the_queued_job(project, researcher, settings):
     settings.TASKS = DATABASE_TASKS
     job = metric_job_create(project=project, user=researcher, metrics=["levenshtein"], variants=["plain"])
