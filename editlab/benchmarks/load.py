@@ -933,6 +933,9 @@ class CpuMeter:
                 for process in [root, *(root.children(recursive=True) if children else [])]:
                     times = process.cpu_times()
                     total += times.user + times.system
+                    if children:  # processes that already exited (PostgreSQL backends after
+                        # CONN_MAX_AGE, a replaced worker) count in their waiting parent
+                        total += times.children_user + times.children_system
             except self.psutil.Error:
                 continue
         return total
@@ -1044,6 +1047,13 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     integrity_ok = check.ok and not (tally.resent_not_duplicates or tally.fresh_with_duplicates or tally.unsent_events)
     wall = cpu["wall"]
     offered = args.annotators / args.batch_interval
+    drafts = 1 / args.draft_every if args.draft_every else 0.0
+    offered_requests = offered * (1 + args.resend + drafts) + 2 * args.annotators / args.submit_interval
+
+    def per_request(name: str) -> float:
+        return 1000 * cpu[name] / max(1, run_requests)
+
+    needed_cores = offered_requests * sum(per_request(name) for name in ("app (gunicorn)", "PostgreSQL", "load client")) / 1000
     worker_text = f"{args.workers} {args.worker_class} workers" + (
         f" x {args.threads} threads" if args.worker_class == "gthread" else "")
     lines = [
@@ -1078,7 +1088,10 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     lines += [
         "",
         f"CPU during the run ({wall:.0f} s wall, {os.cpu_count()} cores = {wall * (os.cpu_count() or 1):.0f} core-s): "
-        + ", ".join(f"{name} {cpu[name]:.0f} s" for name in ("app (gunicorn)", "PostgreSQL", "load client", "others")),
+        + ", ".join(f"{name} {cpu[name]:.0f} s" for name in ("app (gunicorn)", "PostgreSQL", "load client", "others"))
+        + f". Per request: app {per_request('app (gunicorn)'):.1f} ms, PostgreSQL {per_request('PostgreSQL'):.1f} ms, "
+        f"client {per_request('load client'):.1f} ms; the full offered load ({offered_requests:.0f} req/s) needs "
+        f"{needed_cores:.2f} of the {os.cpu_count()} cores.",
         "",
         f"Database check: {check.events_acked:,} events acknowledged to the client in {check.post_edits} post-edits, "
         f"{check.events_stored:,} stored; lost {check.lost}, duplicated {check.duplicated}, stored but never "
