@@ -145,12 +145,15 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"int": {"type": "integer", "minimum": 0}},
 }
 
-# Background jobs (metric computation). "immediate" runs in-process (the embedded
-# default); "database" queues them for `python manage.py db_worker`.
-TASKS_BACKEND = env_choice("TASKS_BACKEND", "immediate", ("immediate", "database"))
+# Background jobs (metric computation). "thread" runs each job in a background thread of
+# the app process (the embedded default: nothing else to start); "database" queues them
+# for `python manage.py db_worker` (production: jobs survive restarts, several workers);
+# "immediate" runs them inline in the request (the test suite, for determinism).
+TASKS_BACKEND = env_choice("TASKS_BACKEND", "thread", ("thread", "immediate", "database"))
 TASKS = {
     "default": {
         "BACKEND": {
+            "thread": "editlab.task_backends.ThreadBackend",
             "immediate": "django_tasks.backends.immediate.ImmediateBackend",
             "database": "django_tasks_db.DatabaseBackend",
         }[TASKS_BACKEND]
