@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import queue
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -143,6 +144,8 @@ def _score_per_pair(
     # it is busy from the start (the processes take a moment to start) and nothing waits on a slow last chunk.
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
+    if _fork_is_safe():
+        _shared_pool(workers - 1)  # fork now, before the feeder thread exists
     feeder = threading.Thread(
         target=_feed_pool, args=(todo, pairs, names, variant, workers - 1, done, stop), daemon=True
     )
@@ -230,9 +233,12 @@ def _shared_pool(processes: int) -> ProcessPoolExecutor:
             _pool[1].shutdown(wait=False, cancel_futures=True)
             _pool = None
         if _pool is None:
+            context = _context()
             executor = ProcessPoolExecutor(
-                max_workers=processes, mp_context=_context(), initializer=_configure_worker, initargs=key[1:]
+                max_workers=processes, mp_context=context, initializer=_configure_worker, initargs=key[1:]
             )
+            if context.get_start_method() == "fork":
+                executor.submit(int)  # forks every worker now, from this (the only) thread
             _pool = (key, executor)
         return _pool[1]
 
@@ -257,14 +263,30 @@ def _discard_pool() -> None:
 
 
 def _context():
-    # Not fork: libdivsufsort runs OpenMP, and GNU OpenMP hangs in a child forked after the parent used it
-    # (torch's thread pools have the same flaw). A fork server is a fresh interpreter that imports the
-    # libraries once, so each worker forks from a clean process cheaply.
+    """fork when it is safe, else a fork server.
+
+    Forking copies a process with everything loaded, so workers start at once. It is safe from the main
+    thread while no other Python thread runs and torch (whose thread pools do not survive a fork) is not
+    loaded: then no lock can be held by a thread the child lacks. libdivsufsort's OpenMP team, which hangs a
+    forked child that uses it again, is no risk either: the engine runs it on one thread. Otherwise a fork
+    server (a fresh interpreter that imports the metric libraries once) starts the workers, in seconds.
+    """
+    if _fork_is_safe():
+        return multiprocessing.get_context("fork")
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([f"{__package__}.preload"])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _fork_is_safe() -> bool:
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and threading.current_thread() is threading.main_thread()
+        and threading.active_count() == 1
+        and "torch" not in sys.modules
+    )
 
 
 def _score_bertscore(pairs: list[Pair], variant: str, progress: Callable[[int], None] | None) -> list[float | None]:

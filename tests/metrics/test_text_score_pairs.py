@@ -2,6 +2,10 @@
 progress, errors, and identical values whether run in one process or spread over several."""
 
 import importlib.util
+import subprocess
+import sys
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +17,7 @@ from metrics.text import (
     MetricFailed,
     MetricUnavailable,
     Pair,
+    parallel,
     score_pairs,
     variant_original,
 )
@@ -149,3 +154,42 @@ def test_a_failure_on_a_repeated_pair_names_its_first_position(monkeypatch):
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError") as failure:
         score_pairs([Pair("a", "b"), Pair("a", ""), Pair("a", "")], ["boom"], workers=1)
     assert failure.value.pair_index == 1
+
+
+def test_workers_come_from_a_fork_server_when_other_threads_run(monkeypatch):
+    monkeypatch.setattr(parallel, "_pool", None)  # start a pool of its own, restored afterwards
+    pairs = many_pairs(80)
+    seen: dict[str, object] = {}
+
+    def in_a_thread() -> None:
+        seen["fork_is_safe"] = parallel._fork_is_safe()
+        seen["values"] = score_pairs(pairs, ["compression", "ter"], workers=2)
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join()
+    pool = parallel._pool[1]
+    try:
+        assert seen["fork_is_safe"] is False
+        assert pool._mp_context.get_start_method() == "forkserver"
+        assert seen["values"] == score_pairs(pairs, ["compression", "ter"], workers=1)
+    finally:
+        pool.shutdown()
+
+
+FORK_CHECK = """
+from metrics.text import Pair, parallel, score_pairs
+pairs = [Pair(f"the cat sat {i}", f"a cat sat on {i % 7}") for i in range(100)]
+spread = score_pairs(pairs, ["compression", "ter", "chrf"], workers=2)
+assert parallel._pool[1]._mp_context.get_start_method() == "fork", "expected forked workers"
+assert spread == score_pairs(pairs, ["compression", "ter", "chrf"], workers=1)
+print("forked workers agree")
+"""
+
+
+def test_workers_are_forked_from_a_single_threaded_caller():
+    # A fresh interpreter: this test process has loaded torch (bertscore), which rules fork out.
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", FORK_CHECK], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "forked workers agree"
