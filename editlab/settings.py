@@ -175,6 +175,8 @@ EDITLAB_BERTSCORE_MODEL = env_path("EDITLAB_BERTSCORE_MODEL", None)
 EDITLAB_BERTSCORE_LAYERS = env_int("EDITLAB_BERTSCORE_LAYERS", 6, minimum=1)
 EDITLAB_METRIC_WORKERS = env_int("EDITLAB_METRIC_WORKERS", 0, minimum=0)  # 0 = all cores
 EDITLAB_IDLE_THRESHOLD_S = env_float("EDITLAB_IDLE_THRESHOLD_S", 30.0, minimum=1.0)
+# A running metric job with no progress for this long is taken for dead and may be retried.
+EDITLAB_JOB_STALE_S = env_int("EDITLAB_JOB_STALE_S", 600, minimum=10)
 
 # A database cache, so that limits (login attempts) hold across app server processes.
 # The table is created by `manage.py createcachetable` (the start script and the test

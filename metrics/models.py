@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from annotations.models import PostEdit, Project
 
@@ -48,9 +49,18 @@ class MetricJob(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the running job.")
 
     class Meta:
         ordering = ["-created"]
+
+    @property
+    def is_stalled(self) -> bool:
+        """Running, but its worker has shown no progress for EDITLAB_JOB_STALE_S: it died (killed, OOM...)."""
+        if self.status != self.RUNNING:
+            return False
+        last = self.heartbeat or self.started or self.created
+        return (timezone.now() - last).total_seconds() > settings.EDITLAB_JOB_STALE_S
 
     def __str__(self) -> str:
         return f"metrics for {self.project} ({self.status})"

@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -337,7 +338,7 @@ class _Ticker:
             self._write(self.done)
 
     def _write(self, done: int) -> None:
-        MetricJob.objects.filter(pk=self.job.pk).update(done=done)
+        MetricJob.objects.filter(pk=self.job.pk).update(done=done, heartbeat=timezone.now())
         self.last_write = time.monotonic()
 
 
@@ -374,11 +375,14 @@ def metric_job_create(
 
 
 def metric_job_retry(*, job: MetricJob) -> MetricJob:
-    """Run a failed job again: values it already stored are up to date and not redone."""
-    if job.status != MetricJob.FAILED:
-        raise ComputeError(f"job #{job.pk} is {job.status}; only a failed job can be retried")
+    """Run a failed or stalled job again: values it already stored are up to date and not redone."""
+    if job.status != MetricJob.FAILED and not job.is_stalled:
+        raise ComputeError(
+            f"job #{job.pk} is {job.status}; only a failed job, or a running one whose worker stopped "
+            f"showing progress for {settings.EDITLAB_JOB_STALE_S} s, can be retried"
+        )
     MetricJob.objects.filter(pk=job.pk).update(
-        status=MetricJob.QUEUED, error="", done=0, total=0, started=None, finished=None
+        status=MetricJob.QUEUED, error="", done=0, total=0, started=None, finished=None, heartbeat=None
     )
     _enqueue(job)
     job.refresh_from_db()
@@ -395,8 +399,9 @@ def _enqueue(job: MetricJob) -> None:
 
 def metric_job_run(*, job_id: int) -> ComputeReport | None:
     """Run one job to the end, recording status, progress and any error on the row."""
+    now = timezone.now()
     claimed = MetricJob.objects.filter(pk=job_id, status=MetricJob.QUEUED).update(
-        status=MetricJob.RUNNING, started=timezone.now(), error=""
+        status=MetricJob.RUNNING, started=now, heartbeat=now, error=""
     )
     if not claimed:  # already run, running elsewhere, or deleted
         return None

@@ -42,8 +42,9 @@ def process_env(database: Path, **extra: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="editlab.settings",
         EDITLAB_METRIC_WORKERS="1",  # no worker pool: a killed process leaves no orphans
         PYTHONUNBUFFERED="1",
-        **extra,
+        TASKS_BACKEND="immediate",  # a script's job runs before the script exits
     )
+    env.update(extra)
     return env
 
 

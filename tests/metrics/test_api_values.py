@@ -165,7 +165,10 @@ def test_only_failed_jobs_are_retried(project, researcher, failed_job):
     assert response.status_code == 202 and response.json()["status"] == "done"
     again = client.post(reverse("api-metric-job-retry", kwargs={"pk": failed_job.pk}))
     assert again.status_code == 400
-    assert again.json()["detail"] == f"job #{failed_job.pk} is done; only a failed job can be retried"
+    assert again.json()["detail"] == (
+        f"job #{failed_job.pk} is done; only a failed job, or a running one whose worker stopped "
+        "showing progress for 600 s, can be retried"
+    )
 
 
 def test_the_export_streams_in_the_asked_format(project, researcher):

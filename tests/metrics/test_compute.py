@@ -253,3 +253,25 @@ def test_gold_based_metrics_only_for_items_with_gold_edits_and_only_plain(projec
     again = metric_values_compute(project=project, metrics=["exact_match"])
     assert (again.computed, again.up_to_date) == (1, 1)
     assert stored(project)[("s1", "exact_match")] == 1.0
+
+
+def test_a_running_job_whose_worker_died_can_be_retried_once_stalled(project, researcher, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.EDITLAB_JOB_STALE_S = 60
+    job = MetricJob.objects.create(
+        project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.RUNNING,
+        started=timezone.now() - timedelta(seconds=30), heartbeat=timezone.now() - timedelta(seconds=30),
+    )
+    with pytest.raises(ComputeError, match="only a failed job, or a running one"):
+        metric_job_retry(job=job)
+
+    MetricJob.objects.filter(pk=job.pk).update(heartbeat=timezone.now() - timedelta(seconds=61))
+    job.refresh_from_db()
+    assert job.is_stalled
+    job = metric_job_retry(job=job)
+
+    assert (job.status, job.total, job.done) == (MetricJob.DONE, 3, 3)
+    assert MetricValue.objects.filter(metric="levenshtein", variant="plain").count() == 3
