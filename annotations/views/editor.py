@@ -10,13 +10,14 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 
 from annotations.editing import PostEditClosed, editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
@@ -222,7 +223,11 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
         # The logger sizes its batches to what the server accepts.
         "max_batch_events": settings.EDITLAB_EVENTS_MAX_PER_BATCH,
         "max_batch_bytes": settings.EDITLAB_EVENTS_MAX_BYTES,
+        # After a login elsewhere the page's token is stale: the logger reads the new one here.
+        "csrf_cookie_name": settings.CSRF_COOKIE_NAME,
     }
+    # The expired-session banner's link: log in in a new tab, then back to this item.
+    login_again_url = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': request.get_full_path()})}"
     item = assignment.item
     total = Assignment.objects.filter(annotator=request.user, item__batch_id=item.batch_id).count()
     position = Assignment.objects.filter(
@@ -247,6 +252,7 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
             "done": position,
             "total": total,
             "previous": previous,
+            "login_again_url": login_again_url,
         },
     )
     # Cross-origin isolation: nothing here is loaded from elsewhere, and it gives the

@@ -10,6 +10,12 @@
 // in-memory array. Serialising, persisting and sending happen on timers.
 //
 // Wire format: the editor <-> server contract (README, "The editor and its logger").
+//
+// A login session that ends mid-edit (expired, or flushed by an admin) makes the server refuse
+// every request with a 403 until the annotator logs in again, which they do in another tab (a
+// link in a banner). Logging in rotates the CSRF token, so every request reads the current token
+// from the CSRF cookie instead of the one the page was rendered with: the old tab then works again
+// by itself, and it notices the new login at once because the cookie changed.
 
 const KEY_PREFIX = "editlab:pe:";
 const REJECTED_PREFIX = "editlab:rejected:";
@@ -21,6 +27,8 @@ const BEACON_MAX_BYTES = 60000; // browsers cap queued beacon data at 64 KiB
 const KEEPALIVE_MAX_BYTES = 60000;
 const STATS_SIZE = 50000;
 const RECENT_INPUT_MS = 1000;
+const SESSION_RETRY_MS = 15000; // asking the server while nobody has logged in again is wasted
+const SESSION_POLL_MS = 500;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -80,6 +88,32 @@ function makeStats() {
   return stats;
 }
 
+function readCookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return "";
+      }
+    }
+  }
+  return "";
+}
+
+// "auth" when the server refused the request for want of a login, "csrf" for a refused CSRF
+// token (DRF: "CSRF Failed: ..."), null for anything else (a 403 for a permission is not ours to fix).
+function sessionRefusal(status, answer) {
+  if (status !== 401 && status !== 403) return null;
+  const code = String((answer && answer.code) || "");
+  const error = String((answer && (answer.error || answer.detail)) || "");
+  if (code === "csrf_failed" || /^CSRF Failed/i.test(error)) return "csrf";
+  if (status === 401 || code === "not_authenticated" || code === "authentication_failed") return "auth";
+  if (/authenticat/i.test(error)) return "auth"; // "Authentication credentials were not provided."
+  return null;
+}
+
 function storage() {
   try {
     const probe = "editlab:probe";
@@ -118,6 +152,11 @@ export function startEditor(config, els) {
   const urls = config.urls;
   const maxBatchEvents = Math.max(1, Math.min(config.max_batch_events || 500, 500));
   const maxBatchBytes = Math.max(1024, (config.max_batch_bytes || 1048576) - 1024);
+  const csrfCookie = config.csrf_cookie_name || "csrftoken";
+
+  // The cookie holds the current token (a login elsewhere rotates it); the page's own token is
+  // the fallback when the cookie cannot be read (CSRF_COOKIE_HTTPONLY or CSRF_USE_SESSIONS).
+  const csrfToken = () => readCookie(csrfCookie) || config.csrf_token;
 
   // ---------------------------------------------------------------- outbox
   // One entry per page load whose events are not acknowledged yet; older pages first.
@@ -137,14 +176,25 @@ export function startEditor(config, els) {
   let startText = config.draft;
   let restored = false;
   const localDrafts = storedPages
-    .filter((p) => p.draft && p.draft.dirty && typeof p.draft.text === "string")
+    .filter((p) => p.draft && typeof p.draft.text === "string" && Number.isInteger(p.draft.version))
     .sort((a, b) => (b.saved || 0) - (a.saved || 0));
-  if (localDrafts.length && localDrafts[0].draft.text !== config.draft) {
-    startText = localDrafts[0].draft.text;
-    version = localDrafts[0].draft.version;
+  const unsaved = localDrafts.find((p) => p.draft.dirty);
+  // A tab that saved after the server rendered this page (an old tab sending what it kept
+  // when its session came back, while this one loaded): its text is the server's by now.
+  const newer = localDrafts
+    .filter((p) => !p.draft.dirty && p.draft.version > config.version)
+    .sort((a, b) => b.draft.version - a.draft.version)[0];
+  let savedText = config.draft; // what the server holds at `version`
+  if (unsaved && unsaved.draft.text !== config.draft) {
+    startText = unsaved.draft.text;
+    version = unsaved.draft.version;
     restored = true;
+    savedText = null;
+  } else if (newer) {
+    startText = newer.draft.text;
+    version = newer.draft.version;
+    savedText = startText;
   }
-  let savedText = restored ? null : config.draft; // what the server holds at `version`
   let shadow = startText; // the text as the log has it so far
   let lastSel = [0, 0];
   let pendingBefore = null;
@@ -165,6 +215,7 @@ export function startEditor(config, els) {
   let lastEditT = 0;
   let draftInflight = null;
   let conflict = null;
+  let session = null; // while the server refuses us for the session: { kind, cookie, retryAt }
 
   // ---------------------------------------------------------------- status
   function setStatus(text, kind = "") {
@@ -177,6 +228,66 @@ export function startEditor(config, els) {
     let n = 0;
     for (const entry of outbox) n += entry.events.length;
     return n;
+  }
+
+  // ---------------------------------------------------------------- the login session
+  function showSessionBanner(show) {
+    if (els.session) els.session.hidden = !show;
+  }
+
+  function sessionStatus() {
+    const why =
+      session.kind === "csrf"
+        ? "the server refused this page's security token (CSRF)"
+        : "your session has expired";
+    return `Changes not saved on the server yet: ${why}. ${pendingCount()} events and your text are kept in this browser and sent once you log in again.`;
+  }
+
+  // The server refused a request sent with `token` for the session, not for what it carried.
+  // Returns true when it is worth retrying at once (the token changed while the request was out).
+  function refusedForSession(kind, token) {
+    const cookie = readCookie(csrfCookie);
+    if (cookie && cookie !== token) return true; // logged in elsewhere meanwhile: retry now
+    session = { kind, cookie, retryAt: Date.now() + SESSION_RETRY_MS };
+    showSessionBanner(true);
+    setStatus(submitting ? `Waiting to finish: ${sessionStatus()}` : sessionStatus(), "error");
+    return false;
+  }
+
+  // Any 2xx: logged in again. Everything kept meanwhile goes out now.
+  function sessionBack() {
+    if (!session) return;
+    session = null;
+    failures = 0;
+    retryAt = 0;
+    showSessionBanner(false);
+    if (submitting) setStatus("Logged in again: finishing…", "ok");
+    else if (!conflict) setStatus(pendingCount() ? "Logged in again: sending your work…" : "All changes saved", "ok");
+    if (!submitting && ta.value !== savedText) scheduleDraftSave(0);
+  }
+
+  // One attempt now, then none before SESSION_RETRY_MS unless the CSRF cookie changes (a login).
+  function retrySession() {
+    if (!session || closed) return;
+    session.cookie = readCookie(csrfCookie);
+    session.retryAt = Date.now() + SESSION_RETRY_MS;
+    if (pendingCount()) sendNext();
+    else if (!submitting) saveDraft();
+  }
+
+  function sessionRetryDue() {
+    return session && (Date.now() >= session.retryAt || readCookie(csrfCookie) !== session.cookie);
+  }
+
+  // Waits before another attempt: a second, or while the session is refused, until a login
+  // elsewhere (a new CSRF cookie), the periodic retry, or an answer that brought it back.
+  async function pause() {
+    if (!session) return sleep(1000);
+    while (session && !closed && !sessionRetryDue()) await sleep(SESSION_POLL_MS);
+    if (session) {
+      session.cookie = readCookie(csrfCookie);
+      session.retryAt = Date.now() + SESSION_RETRY_MS;
+    }
   }
 
   // ---------------------------------------------------------------- recording (the hot path)
@@ -441,21 +552,37 @@ export function startEditor(config, els) {
     if (!batch) return true;
     persistNow();
     inflight = (async () => {
+      let offline = true;
       try {
+        const token = csrfToken();
         const response = await fetch(urls.events, {
           method: "POST",
           credentials: "same-origin",
           keepalive: batch.body.length < KEEPALIVE_MAX_BYTES,
-          headers: { "Content-Type": "application/json", "X-CSRFToken": config.csrf_token },
+          headers: { "Content-Type": "application/json", "X-CSRFToken": token },
           body: batch.body,
         });
         if (response.ok) {
           failures = 0;
           acknowledge(batch.entry, batch.n);
-          if (!submitting && !conflict) setStatus(pendingCount() ? "Saving…" : "All changes saved", "ok");
+          if (session) sessionBack();
+          else if (!submitting && !conflict) setStatus(pendingCount() ? "Saving…" : "All changes saved", "ok");
           return true;
         }
+        offline = false;
         const answer = await response.json().catch(() => ({}));
+        const refusal = sessionRefusal(response.status, answer);
+        if (refusal) {
+          if (refusedForSession(refusal, token)) retryAt = 0;
+          return false;
+        }
+        if (response.status === 404) {
+          // Logged in again as someone else: the work stays here for its annotator.
+          setStatus(
+            `Not saved: the server does not find this item among the logged-in user's (logged in as someone else?). ${pendingCount()} events are kept in this browser.`,
+            "error",
+          );
+        }
         if (response.status === 400) {
           keepRejected(batch.entry, batch.n, answer.error || "bad request");
           return true;
@@ -472,7 +599,7 @@ export function startEditor(config, els) {
       } catch (err) {
         failures++;
         retryAt = Date.now() + Math.min(RETRY_MAX_MS, 1000 * 2 ** Math.min(failures, 5));
-        setStatus(`Offline: ${pendingCount()} events kept in this browser, retrying.`, "warn");
+        if (offline) setStatus(`Offline: ${pendingCount()} events kept in this browser, retrying.`, "warn");
         console.warn("editlab logger: send failed", err);
         return false;
       } finally {
@@ -493,14 +620,19 @@ export function startEditor(config, els) {
   }
 
   function tick() {
-    if (closed || Date.now() < retryAt) return;
+    if (closed) return;
+    if (session) {
+      if (sessionRetryDue()) retrySession();
+      return;
+    }
+    if (Date.now() < retryAt) return;
     if (pendingCount()) sendNext();
   }
 
   async function flushAll() {
     while (pendingCount() && !closed) {
       const ok = await sendNext();
-      if (!ok) await sleep(1000);
+      if (!ok) await pause();
     }
   }
 
@@ -516,7 +648,7 @@ export function startEditor(config, els) {
           payload = JSON.stringify({ page_id: entry.page_id, events: entry.events.slice(start, start + n) });
         }
         const form = new FormData();
-        form.append("csrfmiddlewaretoken", config.csrf_token);
+        form.append("csrfmiddlewaretoken", csrfToken());
         form.append("payload", payload);
         // Not acknowledged: the events stay stored and the next visit re-sends them (stored once).
         if (!navigator.sendBeacon(urls.events, form)) return;
@@ -545,14 +677,15 @@ export function startEditor(config, els) {
   }
 
   async function postJSON(url, body) {
+    const token = csrfToken();
     const response = await fetch(url, {
       method: "POST",
       credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": config.csrf_token },
+      headers: { "Content-Type": "application/json", "X-CSRFToken": token },
       body: JSON.stringify(body),
     });
     const answer = await response.json().catch(() => ({}));
-    return { status: response.status, answer };
+    return { status: response.status, answer, token };
   }
 
   async function saveDraft() {
@@ -565,12 +698,17 @@ export function startEditor(config, els) {
     if (text === savedText) return;
     draftInflight = (async () => {
       try {
-        const { status, answer } = await postJSON(urls.draft, { page_id: pageId, text, version });
+        const { status, answer, token } = await postJSON(urls.draft, { page_id: pageId, text, version });
+        const refusal = sessionRefusal(status, answer);
         if (status === 200) {
           version = answer.version;
           savedText = text;
           persistNow();
-          if (!pendingCount() && !conflict) setStatus("All changes saved", "ok");
+          if (session) sessionBack();
+          else if (!pendingCount() && !conflict) setStatus("All changes saved", "ok");
+        } else if (refusal) {
+          // Kept in localStorage; saved again when the session is back (sessionBack).
+          if (refusedForSession(refusal, token)) scheduleDraftSave(0);
         } else if (status === 409 && answer.error === "conflict" && answer.server_text === text) {
           version = answer.server_version; // saved already (the answer to an earlier save was lost)
           savedText = text;
@@ -637,6 +775,7 @@ export function startEditor(config, els) {
   function closeAfterServer(message) {
     closed = true;
     quiet = true;
+    showSessionBanner(false);
     clearStored();
     ta.readOnly = true;
     setStatus(message, "error");
@@ -649,14 +788,22 @@ export function startEditor(config, els) {
     setStatus(waitingText, "");
     await flushAll();
     for (;;) {
+      if (closed) return null; // taken over by another tab, which has this work now
       try {
-        const { status, answer } = await postJSON(url, { page_id: pageId, ...body() });
+        const { status, answer, token } = await postJSON(url, { page_id: pageId, ...body() });
         if (status === 200) {
           closed = true;
           quiet = true;
           clearStored();
+          showSessionBanner(false);
           window.location.assign(answer.next_url || urls.next);
           return null;
+        }
+        const refusal = sessionRefusal(status, answer);
+        if (refusal) {
+          // Not an answer to the submit: it goes through by itself once the user has logged in.
+          if (!refusedForSession(refusal, token)) await pause();
+          continue;
         }
         if (status === 409 && answer.error === "conflict") {
           showConflict(answer.server_text, answer.server_version);
@@ -700,6 +847,7 @@ export function startEditor(config, els) {
     quiet = true;
     ta.readOnly = true;
     for (const b of els.buttons || []) b.disabled = true;
+    showSessionBanner(false); // the other tab has this work (it read what this one kept)
     setStatus("This item was opened in another tab; continue there (or reload this page).", "warn");
   }
 
@@ -727,7 +875,10 @@ export function startEditor(config, els) {
     timed(onBlur)(e);
     if (!closed) sendNext();
   });
-  window.addEventListener("focus", timed(onFocus));
+  window.addEventListener("focus", (e) => {
+    timed(onFocus)(e);
+    if (session && e.target === window) retrySession(); // back from logging in elsewhere
+  });
   window.addEventListener("blur", (e) => {
     timed(onBlur)(e);
     persistNow();
@@ -742,6 +893,8 @@ export function startEditor(config, els) {
     if (document.visibilityState === "hidden") {
       persistNow();
       if (!closed) sendNext();
+    } else if (session) {
+      retrySession(); // back from logging in in another tab
     }
   });
   window.addEventListener("pagehide", () => {
@@ -796,6 +949,9 @@ export function startEditor(config, els) {
     get conflict() {
       return conflict;
     },
+    get session() {
+      return session && session.kind;
+    },
   };
 }
 
@@ -807,6 +963,7 @@ function boot() {
   const els = {
     textarea,
     status: document.getElementById("save-status"),
+    session: document.getElementById("session-expired"),
     conflict: document.getElementById("conflict"),
     buttons: Array.from(document.querySelectorAll("[data-editor-button]")),
   };
