@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import ParseError, PermissionDenied
+from rest_framework.exceptions import APIException, ParseError, PermissionDenied
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -68,7 +68,11 @@ def editor_exception_handler(exc, context):
         )
     response = exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
-        response.data = {"error": str(response.data["detail"])}
+        body = {"error": str(response.data["detail"])}
+        code = exc.get_codes() if isinstance(exc, APIException) else None
+        if isinstance(code, str):  # e.g. not_authenticated, authentication_failed, permission_denied
+            body["code"] = code
+        response.data = body
     return response
 
 
