@@ -10,23 +10,11 @@ project_progress, plus the spread of the annotators' loads.
 """
 
 import argparse
-import os
 import tempfile
 import time
 from pathlib import Path
 
-
-def _setup_django(database_url: str | None, folder: Path) -> None:
-    os.environ.setdefault("DEBUG", "1")
-    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{folder / 'benchmark.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "editlab.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+from editlab.benchmarks.support import setup_django
 
 
 def run(*, items: int, size: int, annotators: int, overlap: int) -> list[tuple[str, float]]:
@@ -76,7 +64,7 @@ def main() -> None:
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: temporary SQLite)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        _setup_django(args.database_url, Path(folder))
+        setup_django(args.database_url, Path(folder))
         timings = run(items=args.items, size=args.size, annotators=args.annotators, overlap=args.overlap)
     for label, seconds in timings:
         print(f"{seconds:8.2f} s  {label}")

@@ -20,29 +20,16 @@ Numbers go to --output between markers, so re-runs replace them.
 import argparse
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
+from editlab.benchmarks.support import IWSLT2019, setup_django, write_section
+
 START, END = "<!-- benchmark:compute:start -->", "<!-- benchmark:compute:end -->"
 STUDY_START, STUDY_END = "<!-- study:iwslt2019:start -->", "<!-- study:iwslt2019:end -->"
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt2019"
-
-
-def _setup_django(database_url: str | None, folder: Path) -> None:
-    os.environ.setdefault("DEBUG", "1")
-    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{folder / 'benchmark.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "editlab.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def _rss_kib() -> int:
@@ -60,7 +47,7 @@ def study(workers: int | None) -> dict:
     from metrics.text import EFFORT_SUITE
 
     start = time.perf_counter()
-    import_items(project="IWSLT2019", fmt="pet", path=SHARED_DATA, create_project=True)
+    import_items(project="IWSLT2019", fmt="pet", path=IWSLT2019, create_project=True)
     imported = time.perf_counter() - start
     project = Project.objects.get(name="IWSLT2019")
 
@@ -240,19 +227,6 @@ def measure_export(project, fmt: str) -> dict:
     return {"seconds": seconds, "bytes": size, "tracemalloc_mib": peak / 2**20, "rss_mib": (peak_rss - before) / 1024}
 
 
-# --- report ---------------------------------------------------------------------------
-
-
-def write_section(path: Path, start: str, end: str, body: str) -> None:
-    block = f"{start}\n{body.rstrip()}\n{end}"
-    text = path.read_text() if path.exists() else ""
-    if start in text and end in text:
-        text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)
-    else:
-        text = (text.rstrip() + "\n\n" if text.strip() else "") + block + "\n"
-    path.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=None, help="Scoring processes (default: all cores).")
@@ -264,12 +238,10 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="editlab-bench-") as folder:
-        _setup_django(args.database_url, Path(folder))
-        from django.db import connection
-
+        vendor = setup_django(args.database_url, Path(folder))
         machine = (
             f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores "
-            f"(shared with other work while measured), {connection.vendor}"
+            f"(shared with other work while measured), {vendor}"
         )
         lines = [f"Measured by `python -m editlab.benchmarks.compute` on {machine}.", ""]
         if not args.skip_study:

@@ -19,13 +19,13 @@ import json
 import os
 import platform
 import random
-import re
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from editlab.benchmarks.support import setup_django, write_section
 
 
 def markers(database: str) -> tuple[str, str]:
@@ -34,19 +34,6 @@ def markers(database: str) -> tuple[str, str]:
     return f"<!-- benchmark:editing:{name}:start -->", f"<!-- benchmark:editing:{name}:end -->"
 
 WORDS = "the a of translation model output edit fix word sentence meaning human effort measure".split()
-
-
-def _setup_django(database_url: str | None, folder: Path) -> None:
-    os.environ.setdefault("DEBUG", "1")
-    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{folder / 'benchmark.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "editlab.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def synthetic_session(text: str, keys: int, seed: int = 7) -> tuple[list[dict], str]:
@@ -202,10 +189,8 @@ def run(keys: int, batch: int) -> dict:
 
 def table(result: dict, database: str) -> str:
     r = result
-    start, end = markers(database)
     return "\n".join(
         [
-            start,
             f"Measured with `python -m editlab.benchmarks.editing` ({database}, Python {platform.python_version()}, "
             f"{os.cpu_count()} cores shared with other jobs): a session of {r['keys']:,} key presses "
             f"= {r['events']:,} events on a 1,500-character text.",
@@ -221,7 +206,6 @@ def table(result: dict, database: str) -> str:
             f"| derive_effort alone (pure) | {r['derive_ms']:.0f} ms |",
             f"| replay alone (pure) | {r['replay_ms']:.0f} ms |",
             f"| admin replay page (GET, {r['page_kib']:.0f} KiB) | {r['page_ms']:.0f} ms |",
-            end,
         ]
     )
 
@@ -234,17 +218,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        _setup_django(args.database_url, Path(folder))
+        setup_django(args.database_url, Path(folder))
         result = run(args.keys, args.batch)
         database = "PostgreSQL" if args.database_url else "SQLite"
         text = table(result, database)
     print(text)
     if args.output:
-        current = args.output.read_text() if args.output.exists() else ""
-        start, end = markers(database)
-        pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
-        updated = pattern.sub(lambda _: text, current) if pattern.search(current) else current + "\n" + text + "\n"
-        args.output.write_text(updated)
+        write_section(args.output, *markers(database), text)
 
 
 if __name__ == "__main__":

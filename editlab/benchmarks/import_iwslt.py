@@ -12,36 +12,21 @@ the table replaces the text between markers in that file.
 import argparse
 import os
 import platform
-import re
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+from editlab.benchmarks.support import IWSLT2019, setup_django, write_section
+
 START, END = "<!-- benchmark:import:start -->", "<!-- benchmark:import:end -->"
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt2019"
-
-
-def _setup_django(database_url: str | None, folder: Path) -> str:
-    os.environ.setdefault("DEBUG", "1")
-    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{folder / 'benchmark.sqlite3'}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "editlab.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.db import connection
-
-    call_command("migrate", verbosity=0)
-    return connection.vendor
 
 
 def _timed(**kwargs) -> tuple[float, object]:
     from annotations.importers import import_items
 
     start = time.perf_counter()
-    report = import_items(fmt="pet", path=SHARED_DATA, create_project=True, **kwargs)
+    report = import_items(fmt="pet", path=IWSLT2019, create_project=True, **kwargs)
     return time.perf_counter() - start, report
 
 
@@ -74,16 +59,6 @@ def table(vendor: str, first: list[float], again: list[float]) -> str:
     )
 
 
-def write_between_markers(path: Path, text: str) -> None:
-    block = f"{START}\n{text}\n{END}"
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if START in old and END in old:
-        new = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: block, old, flags=re.S)
-    else:
-        new = old + ("\n" if old and not old.endswith("\n") else "") + block + "\n"
-    path.write_text(new, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -91,12 +66,12 @@ def main() -> None:
     parser.add_argument("--output", type=Path, help="A markdown file to write the table into, between markers.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        vendor = _setup_django(args.database_url, Path(folder))
+        vendor = setup_django(args.database_url, Path(folder))
         first, again = run(args.repeats)
     text = table(vendor, first, again)
     print(text)
     if args.output:
-        write_between_markers(args.output, text)
+        write_section(args.output, START, END, text)
 
 
 if __name__ == "__main__":
