@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from tests.browser_support import browser, context, item_for, site  # noqa: F401 - fixtures of the live-server tests
 from tests.factories import PASSWORD, UserFactory
 
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"

@@ -20,17 +20,10 @@ from pathlib import Path
 
 from playwright.sync_api import Route, sync_playwright
 
+from editlab.benchmarks.support import CHROMIUM_ARGS
+
 LOGGER = Path(__file__).resolve().parents[2] / "annotations" / "static" / "annotations" / "logger.js"
 ORIGIN = "http://localhost:9"  # routed, never contacted; localhost is a secure context
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 TYPED = "the quick brown fox jumps over the lazy dog "
 

@@ -5,155 +5,29 @@ keyboard produces; the server's stored counts, replay and event log are then che
 against the keys pressed.
 """
 
-import contextlib
 import statistics
-import threading
-from pathlib import Path
 
 import pytest
-from django.db import connection, connections
-from django.test import Client
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Page
 
 from annotations.models import Assignment, EditEvent, PostEdit, Visit
-from tests.factories import PASSWORD, AssignmentFactory, BatchFactory, ItemFactory, ProjectFactory
+from tests.browser_support import (
+    BROWSER_DB,
+    assert_complete_log,
+    assert_submitted,
+    db_lock,
+    flush,
+    log_in,
+    logged_in_page,
+    open_editor,
+    post_edit_of,
+    stored_seqs,
+    submit_with_keys,
+    text_of,
+    wait_ready,
+)
 
-# serialized_rollback: the flush between live-server tests must bring back the data
-# migrations' rows (the role groups) for the tests that follow.
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TIMEOUT_MS = 15000
-
-
-# ---------------------------------------------------------------- browser and server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the browser tests need Debian's Chromium. "
-            "Install it with `apt-get install chromium` (editlab/scripts/install test does it)."
-        )
-    shared = connections["default"]
-    with sync_playwright() as playwright:
-        # With Playwright's event loop running in this thread, Django keeps connections per
-        # async context; hand it back the same connection, so that the test, the live server
-        # (in-memory SQLite) and pytest-django's serialized rollback all use one.
-        connections["default"] = shared
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _orm_beside_playwright():
-    # Playwright's sync API keeps an event loop in this thread while the browser runs; the
-    # ORM calls made here (and the database flush between tests) are still plain sync calls.
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
-_SERIAL_LOCK = threading.RLock()
-
-
-@pytest.fixture
-def site(live_server) -> str:
-    """The live server's URL. With in-memory SQLite its request threads share the test's one
-    connection, so requests run one at a time (and the test's own ORM writes take the same lock)."""
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        httpd = live_server.thread.httpd
-        app = httpd.get_app()
-        if not getattr(app, "editlab_serial", False):
-
-            def serial(environ, start_response):
-                with _SERIAL_LOCK:
-                    return app(environ, start_response)
-
-            serial.editlab_serial = True
-            httpd.set_app(serial)
-    return live_server.url
-
-
-def db_lock():
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        return _SERIAL_LOCK
-    return contextlib.nullcontext()
-
-
-@pytest.fixture
-def context(browser, site):
-    ctx = browser.new_context(base_url=site)
-    ctx.set_default_timeout(TIMEOUT_MS)
-    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
-    yield ctx
-    ctx.close()
-
-
-def logged_in_page(context, site: str, user) -> Page:
-    """A page whose context carries the user's session cookie (login itself is tested once)."""
-    client = Client()
-    client.force_login(user)
-    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": site}])
-    return context.new_page()
-
-
-@pytest.fixture
-def item_for(annotator):
-    def make(model_output: str) -> Assignment:
-        with db_lock():
-            batch = BatchFactory(project=ProjectFactory(guidelines="Fix it.", idle_threshold_s=30))
-            item = ItemFactory(project=batch.project, batch=batch, batch_position=0, model_output=model_output)
-            return AssignmentFactory(item=item, annotator=annotator)
-
-    return make
-
-
-def open_editor(page: Page, assignment: Assignment) -> None:
-    page.goto(f"/edit/{assignment.pk}/")
-    wait_ready(page)
-
-
-def wait_ready(page: Page) -> None:
-    page.wait_for_function("() => window.__editlabLogger !== undefined")
-    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'post-edit-text'")
-
-
-def flush(page: Page) -> None:
-    page.evaluate("() => window.__editlabLogger.flush()")
-    assert page.evaluate("() => window.__editlabLogger.pending()") == 0
-
-
-def text_of(page: Page) -> str:
-    return page.locator("#post-edit-text").input_value()
-
-
-def post_edit_of(assignment: Assignment) -> PostEdit:
-    with db_lock():
-        return PostEdit.objects.get(assignment=assignment)
-
-
-def stored_seqs(post_edit: PostEdit) -> list[int]:
-    with db_lock():
-        return list(EditEvent.objects.filter(post_edit=post_edit).order_by("seq").values_list("seq", flat=True))
-
-
-def assert_complete_log(post_edit: PostEdit) -> list[int]:
-    seqs = stored_seqs(post_edit)
-    assert seqs == list(range(len(seqs))), "the stored log has gaps or does not start at 0"
-    assert post_edit.event_gaps == []
-    return seqs
+pytestmark = [pytest.mark.browser, BROWSER_DB]
 
 
 def compose(page: Page, steps: list[str]) -> None:
@@ -165,11 +39,6 @@ def compose(page: Page, steps: list[str]) -> None:
     cdp.detach()
 
 
-def submit_with_keys(page: Page, next_path: str = "/annotate/") -> None:
-    with page.expect_navigation(url=f"**{next_path}"):
-        page.keyboard.press("Control+Enter")
-
-
 # ---------------------------------------------------------------- tests
 
 
@@ -179,9 +48,7 @@ def test_typed_keys_are_counted_and_replayed(context, site, annotator, item_for)
 
     # Log in through the login page; annotators land on their batches.
     page.goto("/login/")
-    page.fill("#id_username", annotator.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("form.login button[type=submit]")
+    log_in(page, annotator.username)
     page.wait_for_url("**/annotate/")
     page.click("#continue")
     page.wait_for_url(f"**/edit/{assignment.pk}/")
@@ -212,10 +79,7 @@ def test_typed_keys_are_counted_and_replayed(context, site, annotator, item_for)
     assert text_of(page) == "The cat sat 7 times!"
     submit_with_keys(page)
 
-    post_edit = post_edit_of(assignment)
-    assert post_edit.text == "The cat sat 7 times!"
-    assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert post_edit.flags == []
+    post_edit, _ = assert_submitted(assignment, "The cat sat 7 times!")
     expected = {
         "letters": 5,
         "digits": 3,
@@ -234,7 +98,6 @@ def test_typed_keys_are_counted_and_replayed(context, site, annotator, item_for)
     }
     assert {name: getattr(post_edit, name) for name in expected} == expected
     assert post_edit.wall_ms > 0 and 0 < post_edit.active_ms <= post_edit.wall_ms
-    assert_complete_log(post_edit)
     with db_lock():
         kinds = list(EditEvent.objects.filter(post_edit=post_edit).values_list("kind", flat=True))
         paste = EditEvent.objects.get(post_edit=post_edit, kind="paste")
@@ -276,11 +139,7 @@ def test_a_reload_mid_edit_loses_nothing(context, site, annotator, item_for):
     page.click("#submit-button")
     page.wait_for_url("**/annotate/")
 
-    post_edit = post_edit_of(assignment)
-    assert post_edit.text == "Hello world 2日本!"
-    assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert post_edit.flags == []
-    seqs = assert_complete_log(post_edit)
+    post_edit, seqs = assert_submitted(assignment, "Hello world 2日本!")
     with db_lock():
         visits = list(Visit.objects.filter(post_edit=post_edit).order_by("started_at"))
         second_load = EditEvent.objects.get(post_edit=post_edit, kind="load", visit=visits[1])
@@ -326,11 +185,7 @@ def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, an
     assert text_of(page) == expected
     submit_with_keys(page)
 
-    post_edit = post_edit_of(assignment)
-    assert post_edit.text == expected
-    assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert post_edit.flags == []
-    seqs = assert_complete_log(post_edit)
+    post_edit, seqs = assert_submitted(assignment, expected)
     with db_lock():
         assert EditEvent.objects.filter(post_edit=post_edit).count() == len(seqs)
         keydowns = EditEvent.objects.filter(post_edit=post_edit, kind="keydown").count()

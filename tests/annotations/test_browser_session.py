@@ -14,31 +14,20 @@ from django.contrib.sessions.models import Session
 from playwright.sync_api import Page
 
 from annotations.models import Visit
-from tests.annotations.test_browser_editor import (  # noqa: F401 - fixtures, used by name
-    _orm_beside_playwright,
-    assert_complete_log,
-    browser,
-    context,
+from tests.browser_support import (
+    BROWSER_DB,
+    assert_submitted,
     db_lock,
     flush,
-    item_for,
+    log_in,
     logged_in_page,
     open_editor,
+    pending,
     post_edit_of,
-    site,
     submit_with_keys,
     text_of,
     wait_ready,
 )
-from tests.factories import PASSWORD
-
-BROWSER_DB = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-
-
-def log_in(page: Page, username: str) -> None:
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("form.login button[type=submit]")
 
 
 def csrf_cookie(page: Page) -> str:
@@ -46,20 +35,24 @@ def csrf_cookie(page: Page) -> str:
     return value
 
 
-def pending(page: Page) -> int:
-    return page.evaluate("() => window.__editlabLogger.pending()")
-
-
-def expire_session_while_typing(page: Page, more: str) -> None:
+def typed_until_the_session_expires(context, site, annotator, assignment) -> Page:
+    """The editor on `assignment` after " one" was typed and sent, and " two" typed after the
+    session ended: the banner is up."""
+    page = logged_in_page(context, site, annotator)
+    open_editor(page, assignment)
+    page.keyboard.press("End")
+    page.keyboard.type(" one")
+    flush(page)
     with db_lock():
         Session.objects.all().delete()  # expired, or flushed by an admin
-    page.keyboard.type(more)
+    page.keyboard.type(" two")
     banner = page.locator("#session-expired")
     banner.wait_for(state="visible")  # the next periodic send is refused
     assert "Your session has expired" in banner.inner_text()
     assert "your work is kept in this browser and will be sent automatically" in banner.inner_text()
     assert "session has expired" in page.locator("#save-status").inner_text()
     assert page.evaluate("() => window.__editlabLogger.session") == "auth"
+    return page
 
 
 def test_the_csrf_cookie_stays_readable_by_the_logger():
@@ -72,13 +65,7 @@ def test_the_csrf_cookie_stays_readable_by_the_logger():
 @BROWSER_DB
 def test_an_old_tab_recovers_by_itself_after_logging_in_elsewhere(context, site, annotator, item_for):
     assignment = item_for("Session text")
-    page = logged_in_page(context, site, annotator)
-    open_editor(page, assignment)
-    page.keyboard.press("End")
-    page.keyboard.type(" one")
-    flush(page)
-
-    expire_session_while_typing(page, " two")
+    page = typed_until_the_session_expires(context, site, annotator, assignment)
     link = page.locator("#login-again")
     href = urlsplit(link.get_attribute("href"))
     assert (href.path, parse_qs(href.query)) == ("/login/", {"next": [f"/edit/{assignment.pk}/"]})
@@ -119,11 +106,7 @@ def test_an_old_tab_recovers_by_itself_after_logging_in_elsewhere(context, site,
 
     page.keyboard.type(" four")
     submit_with_keys(page)
-    post_edit = post_edit_of(assignment)
-    assert post_edit.text == "Session text one two three four"
-    assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert post_edit.flags == []
-    seqs = assert_complete_log(post_edit)  # every seq once, no gaps
+    post_edit, seqs = assert_submitted(assignment, "Session text one two three four")  # every seq once, no gaps
     with db_lock():
         assert Visit.objects.filter(post_edit=post_edit).count() == 1  # never reloaded
         kinds = list(post_edit.events.order_by("seq").values_list("kind", flat=True))
@@ -136,12 +119,7 @@ def test_an_old_tab_recovers_by_itself_after_logging_in_elsewhere(context, site,
 @BROWSER_DB
 def test_the_banner_link_logs_in_in_a_new_tab_that_takes_the_work_over(context, site, annotator, item_for):
     assignment = item_for("Link text")
-    page = logged_in_page(context, site, annotator)
-    open_editor(page, assignment)
-    page.keyboard.press("End")
-    page.keyboard.type(" one")
-    flush(page)
-    expire_session_while_typing(page, " two")
+    page = typed_until_the_session_expires(context, site, annotator, assignment)
 
     with context.expect_page() as opened:
         page.click("#login-again")
@@ -158,11 +136,7 @@ def test_the_banner_link_logs_in_in_a_new_tab_that_takes_the_work_over(context, 
     second.keyboard.type(" three")
     submit_with_keys(second)
 
-    post_edit = post_edit_of(assignment)
-    assert post_edit.text == "Link text one two three"
-    assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert post_edit.flags == []
-    assert_complete_log(post_edit)
+    post_edit, _ = assert_submitted(assignment, "Link text one two three")
     with db_lock():
         assert Visit.objects.filter(post_edit=post_edit).count() == 2
         keydowns = post_edit.events.filter(kind="keydown").count()

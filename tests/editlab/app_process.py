@@ -20,10 +20,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PASSWORD = "correct-horse-battery"
+from tests.factories import PASSWORD
 
-# Users every copy starts with (the login page is how the browser tests get in).
+ROOT = Path(__file__).resolve().parents[2]
+
+# Users every copy starts with, with the factories' password (the login page is how the browser
+# tests get in, through tests/browser_support.py's log_in).
 SEED = f"""
 from django.contrib.auth import get_user_model
 from annotations.roles import set_role

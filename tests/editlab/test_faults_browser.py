@@ -1,4 +1,4 @@
-"""Faults in a real browser (Playwright + Debian's Chromium, as in tests/annotations/test_browser_editor.py).
+"""Faults in a real browser (Playwright + Debian's Chromium, from tests/browser_support.py).
 
 - The app server is SIGKILLed while an annotator types (right after storing a batch, before
   answering it), and started again: the page keeps its unsent events and delivers them; the batch
@@ -11,25 +11,21 @@ import pytest
 from django.contrib.sessions.models import Session
 
 from annotations.models import Visit
-from tests.annotations.test_browser_editor import (  # noqa: F401 - fixtures, used by name
-    _orm_beside_playwright,
-    assert_complete_log,
-    browser,
-    context,
+from tests.browser_support import (
+    BROWSER_DB,
+    TIMEOUT_MS,
+    assert_submitted,
     db_lock,
     flush,
-    item_for,
+    log_in,
     logged_in_page,
     open_editor,
-    post_edit_of,
-    site,
+    pending,
     submit_with_keys,
     text_of,
     wait_ready,
 )
-from tests.editlab.app_process import PASSWORD, AppServer, copy_of, free_port, query, run_script
-
-TIMEOUT_MS = 15000
+from tests.editlab.app_process import AppServer, copy_of, free_port, query, run_script
 
 SEED_ITEM = """
 import json
@@ -43,19 +39,9 @@ print(json.dumps({"assignment": assignment.pk}))
 """
 
 
-def log_in(page, username: str = "anna") -> None:
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("form.login button[type=submit]")
-
-
-def pending(page) -> int:
-    return page.evaluate("() => window.__editlabLogger.pending()")
-
-
 @pytest.mark.browser
 def test_the_app_server_killed_while_an_annotator_types_loses_and_doubles_nothing(
-    browser, process_db_template, tmp_path  # noqa: F811
+    browser, process_db_template, tmp_path
 ):
     database = copy_of(process_db_template, tmp_path, "app.sqlite3")
     assignment = run_script(database, SEED_ITEM)["assignment"]
@@ -66,7 +52,7 @@ def test_the_app_server_killed_while_an_annotator_types_loses_and_doubles_nothin
     try:
         page = ctx.new_page()
         page.goto("/login/")
-        log_in(page)
+        log_in(page, "anna")
         page.wait_for_url("**/annotate/")
         page.goto(f"/edit/{assignment}/")
         wait_ready(page)
@@ -127,9 +113,9 @@ def test_the_app_server_killed_while_an_annotator_types_loses_and_doubles_nothin
 
 
 @pytest.mark.browser
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@BROWSER_DB
 def test_a_session_expiring_mid_edit_loses_nothing_after_logging_in_again(
-    context, site, annotator, item_for  # noqa: F811
+    context, site, annotator, item_for
 ):
     assignment = item_for("Session text")
     page = logged_in_page(context, site, annotator)
@@ -156,11 +142,7 @@ def test_a_session_expiring_mid_edit_loses_nothing_after_logging_in_again(
     second.keyboard.type(" three")
     submit_with_keys(second)
 
-    post_edit = post_edit_of(assignment)
-    assert post_edit.text == "Session text one two three"
-    assert post_edit.replay_ok is True, post_edit.replay_divergence
-    assert post_edit.flags == []
-    assert_complete_log(post_edit)
+    post_edit, _ = assert_submitted(assignment, "Session text one two three")
     with db_lock():
         assert Visit.objects.filter(post_edit=post_edit).count() == 2
         keydowns = post_edit.events.filter(kind="keydown").count()

@@ -8,7 +8,6 @@ lost, unexpected and underived data.
 
 import asyncio
 import random
-import threading
 
 import pytest
 from django.db import connection
@@ -28,8 +27,6 @@ from editlab.benchmarks.load import (
     run_load,
     seed,
 )
-
-_SERIAL = threading.RLock()
 
 
 def _session_log(batches: int, seed_value: int = 3) -> tuple[TypingSession, str, list[list[dict]]]:
@@ -91,23 +88,6 @@ def test_percentile_is_the_nearest_rank():
 
 
 # ---------------------------------------------------------------- the client against a live server
-
-
-@pytest.fixture
-def site(live_server) -> str:
-    """With in-memory SQLite the server's request threads share one connection: one request at a time."""
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        httpd = live_server.thread.httpd
-        app = httpd.get_app()
-        if not getattr(app, "editlab_serial", False):
-
-            def serial(environ, start_response):
-                with _SERIAL:
-                    return app(environ, start_response)
-
-            serial.editlab_serial = True
-            httpd.set_app(serial)
-    return live_server.url
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

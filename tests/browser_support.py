@@ -1,0 +1,173 @@
+"""The live test server and the real browser (Playwright driving Debian's Chromium) that the
+browser tests share, with helpers for the editor page and what it stored.
+
+Its fixtures (site, browser, context, item_for) are registered for the whole suite by
+tests/conftest.py; test modules import the helpers they call.
+"""
+
+import contextlib
+import threading
+from pathlib import Path
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from annotations.models import Assignment, EditEvent, PostEdit
+from editlab.benchmarks.support import CHROMIUM_ARGS
+from tests.factories import PASSWORD, AssignmentFactory, BatchFactory, ItemFactory, ProjectFactory
+
+CHROMIUM = Path("/usr/bin/chromium")
+TIMEOUT_MS = 15000
+
+# serialized_rollback: the flush between live-server tests must bring back the data
+# migrations' rows (the role groups) for the tests that follow.
+BROWSER_DB = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+# ---------------------------------------------------------------- server and browser
+
+
+_SERIAL_LOCK = threading.RLock()
+
+
+@pytest.fixture
+def site(live_server) -> str:
+    """The live server's URL. With in-memory SQLite its request threads share the test's one
+    connection, so requests run one at a time (and the test's own ORM writes take the same lock)."""
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        httpd = live_server.thread.httpd
+        app = httpd.get_app()
+        if not getattr(app, "editlab_serial", False):
+
+            def serial(environ, start_response):
+                with _SERIAL_LOCK:
+                    return app(environ, start_response)
+
+            serial.editlab_serial = True
+            httpd.set_app(serial)
+    return live_server.url
+
+
+def db_lock():
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        return _SERIAL_LOCK
+    return contextlib.nullcontext()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: the browser tests need Debian's Chromium. "
+            "Install it with `apt-get install chromium` (editlab/scripts/install test does it)."
+        )
+    shared = connections["default"]
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        # Playwright's sync API keeps an event loop in this thread while the browser runs; the
+        # ORM calls made here (and the database flush between tests) are still plain sync calls.
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        # With Playwright's event loop running in this thread, Django keeps connections per
+        # async context; hand it back the same connection, so that the test, the live server
+        # (in-memory SQLite) and pytest-django's serialized rollback all use one.
+        connections["default"] = shared
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def context(browser, site):
+    ctx = browser.new_context(base_url=site)
+    ctx.set_default_timeout(TIMEOUT_MS)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def item_for(annotator):
+    def make(model_output: str) -> Assignment:
+        with db_lock():
+            batch = BatchFactory(project=ProjectFactory(guidelines="Fix it.", idle_threshold_s=30))
+            item = ItemFactory(project=batch.project, batch=batch, batch_position=0, model_output=model_output)
+            return AssignmentFactory(item=item, annotator=annotator)
+
+    return make
+
+
+# ---------------------------------------------------------------- the editor page
+
+
+def logged_in_page(context, site: str, user) -> Page:
+    """A page whose context carries the user's session cookie (login itself is tested once)."""
+    client = Client()
+    client.force_login(user)
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": site}])
+    return context.new_page()
+
+
+def log_in(page: Page, username: str) -> None:
+    """Fills and sends the login form the page shows."""
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("form.login button[type=submit]")
+
+
+def open_editor(page: Page, assignment: Assignment) -> None:
+    page.goto(f"/edit/{assignment.pk}/")
+    wait_ready(page)
+
+
+def wait_ready(page: Page) -> None:
+    page.wait_for_function("() => window.__editlabLogger !== undefined")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'post-edit-text'")
+
+
+def flush(page: Page) -> None:
+    page.evaluate("() => window.__editlabLogger.flush()")
+    assert page.evaluate("() => window.__editlabLogger.pending()") == 0
+
+
+def pending(page: Page) -> int:
+    return page.evaluate("() => window.__editlabLogger.pending()")
+
+
+def text_of(page: Page) -> str:
+    return page.locator("#post-edit-text").input_value()
+
+
+def submit_with_keys(page: Page, next_path: str = "/annotate/") -> None:
+    with page.expect_navigation(url=f"**{next_path}"):
+        page.keyboard.press("Control+Enter")
+
+
+# ---------------------------------------------------------------- what the server stored
+
+
+def post_edit_of(assignment: Assignment) -> PostEdit:
+    with db_lock():
+        return PostEdit.objects.get(assignment=assignment)
+
+
+def stored_seqs(post_edit: PostEdit) -> list[int]:
+    with db_lock():
+        return list(EditEvent.objects.filter(post_edit=post_edit).order_by("seq").values_list("seq", flat=True))
+
+
+def assert_complete_log(post_edit: PostEdit) -> list[int]:
+    seqs = stored_seqs(post_edit)
+    assert seqs == list(range(len(seqs))), "the stored log has gaps or does not start at 0"
+    assert post_edit.event_gaps == []
+    return seqs
+
+
+def assert_submitted(assignment: Assignment, text: str) -> tuple[PostEdit, list[int]]:
+    """The stored post-edit holds `text`, its log replays to it exactly, nothing is flagged and
+    every seq is stored once; returns it and its stored seqs."""
+    post_edit = post_edit_of(assignment)
+    assert post_edit.text == text
+    assert post_edit.replay_ok is True, post_edit.replay_divergence
+    assert post_edit.flags == []
+    return post_edit, assert_complete_log(post_edit)
