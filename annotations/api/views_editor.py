@@ -48,13 +48,22 @@ ERRORS = {
 }
 
 
+class BadRequest(Exception):
+    """A malformed request: 400 with {"error": message}, the message naming the field."""
+
+
 def editor_exception_handler(exc, context):
-    """DRF's handler, with the contract's {"error": ...} body instead of {"detail": ...}.
+    """DRF's handler, with the contract's {"error": ...} body instead of {"detail": ...}; a
+    malformed request or one the services refuse (EditingError) answers with its own body.
 
     A database that cannot be reached (connection dropped, server restarting) answers 503, not a
     500 page: the services are atomic, so nothing of the request stays half-stored, and the logger
     sends the batch again (a re-sent batch is stored once).
     """
+    if isinstance(exc, BadRequest):
+        return Response({"error": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, editing.EditingError):
+        return Response(exc.payload(), status=exc.status)
     if isinstance(exc, OperationalError | InterfaceError):
         logger.warning("editor endpoint %s: database unavailable: %s", context["request"].path, exc)
         return Response(
@@ -115,19 +124,16 @@ def own_post_edit(request: Request, pk: int) -> PostEdit:
     return get_object_or_404(PostEdit.objects.only("pk", "assignment_id"), pk=pk, assignment__annotator=request.user)
 
 
-def _validated(serializer_class, request: Request) -> dict | Response:
+def validated(serializer_class, request: Request) -> dict:
     serializer = serializer_class(data=request_payload(request))
     if not serializer.is_valid():
-        return Response({"error": first_error(serializer.errors)}, status=status.HTTP_400_BAD_REQUEST)
+        raise BadRequest(first_error(serializer.errors))
     return serializer.validated_data
 
 
-def _refused(exc: editing.EditingError) -> Response:
-    return Response(exc.payload(), status=exc.status)
-
-
 class EditorAPIView(APIView):
-    """Shared request handling of the four endpoints (auth, parsers, error shape)."""
+    """Shared request handling of the four endpoints (auth, parsers, error shape: a BadRequest or
+    an EditingError raised by a view or a service becomes its JSON answer)."""
 
     authentication_classes = [SessionAuthentication]
     permission_classes = [IsAuthenticated]
@@ -157,19 +163,9 @@ class PostEditEventsView(EditorAPIView):
         except ValueError:
             size = 0
         if size > limit:
-            return Response(
-                {"error": f"the batch has {size} bytes; at most {limit} (EDITLAB_EVENTS_MAX_BYTES) are accepted"},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        data = _validated(EventsInputSerializer, request)
-        if isinstance(data, Response):
-            return data
-        try:
-            result = editing.post_edit_ingest_events(
-                post_edit=post_edit, page_id=data["page_id"], events=data["events"]
-            )
-        except editing.EditingError as exc:
-            return _refused(exc)
+            raise BadRequest(f"the batch has {size} bytes; at most {limit} (EDITLAB_EVENTS_MAX_BYTES) are accepted")
+        data = validated(EventsInputSerializer, request)
+        result = editing.post_edit_ingest_events(post_edit=post_edit, page_id=data["page_id"], events=data["events"])
         return Response(EventsOutputSerializer(result).data)
 
 
@@ -187,15 +183,10 @@ class PostEditDraftView(EditorAPIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
-        data = _validated(DraftInputSerializer, request)
-        if isinstance(data, Response):
-            return data
-        try:
-            version = editing.post_edit_save_draft(
-                post_edit=post_edit, page_id=data["page_id"], text=data["text"], version=data["version"]
-            )
-        except editing.EditingError as exc:
-            return _refused(exc)
+        data = validated(DraftInputSerializer, request)
+        version = editing.post_edit_save_draft(
+            post_edit=post_edit, page_id=data["page_id"], text=data["text"], version=data["version"]
+        )
         return Response(DraftOutputSerializer({"version": version}).data)
 
 
@@ -213,19 +204,14 @@ class PostEditSubmitView(EditorAPIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
-        data = _validated(SubmitInputSerializer, request)
-        if isinstance(data, Response):
-            return data
-        try:
-            navigation = editing.post_edit_submit(
-                post_edit=post_edit,
-                page_id=data["page_id"],
-                text=data["text"],
-                version=data["version"],
-                last_seq=data["last_seq"],
-            )
-        except editing.EditingError as exc:
-            return _refused(exc)
+        data = validated(SubmitInputSerializer, request)
+        navigation = editing.post_edit_submit(
+            post_edit=post_edit,
+            page_id=data["page_id"],
+            text=data["text"],
+            version=data["version"],
+            last_seq=data["last_seq"],
+        )
         return Response(SubmitOutputSerializer(navigation).data)
 
 
@@ -243,11 +229,6 @@ class PostEditSkipView(EditorAPIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
-        data = _validated(SkipInputSerializer, request)
-        if isinstance(data, Response):
-            return data
-        try:
-            next_url = editing.post_edit_skip(post_edit=post_edit, page_id=data["page_id"], reason=data["reason"])
-        except editing.EditingError as exc:
-            return _refused(exc)
+        data = validated(SkipInputSerializer, request)
+        next_url = editing.post_edit_skip(post_edit=post_edit, page_id=data["page_id"], reason=data["reason"])
         return Response(SkipOutputSerializer({"next_url": next_url}).data)
