@@ -258,6 +258,7 @@ class Sample:
     ms: float
     status: int  # 0: no answer (connection error or timeout)
     ok: bool
+    at: float = 0.0  # when the request was sent (time.perf_counter())
 
 
 @dataclass
@@ -280,7 +281,7 @@ class Recorder:
         self.phase = "login"
 
     def add(self, endpoint: str, ms: float, status: int, ok: bool, problem: str = "") -> None:
-        self.samples.append(Sample(endpoint, self.phase, ms, status, ok))
+        self.samples.append(Sample(endpoint, self.phase, ms, status, ok, time.perf_counter() - ms / 1000))
         if not ok:
             self.errors.append(f"{endpoint}: {problem or status}")
 
@@ -322,6 +323,7 @@ class LoadResult:
     ledger: Ledger
     run_s: float
     login_s: float
+    run_started: float = 0.0  # time.perf_counter() when the run phase began
 
 
 # ---------------------------------------------------------------- one annotator over HTTP
@@ -583,7 +585,7 @@ async def run_load(
         for http in sessions:
             await http.close()
         await connector.close()
-    return LoadResult(recorder.samples, recorder.errors, ledger, run_s=run_s, login_s=login_s)
+    return LoadResult(recorder.samples, recorder.errors, ledger, run_s=run_s, login_s=login_s, run_started=started)
 
 
 # ---------------------------------------------------------------- the database check (ORM)
@@ -1036,6 +1038,7 @@ def _setup_django(database_url: str, env: dict[str, str]) -> None:
 
 
 def report(*, args, result: LoadResult, check: Check, server: dict[str, list[float]], cpu: dict[str, float],
+           maintenance: str,
            load_before: tuple[float, ...], load_after: tuple[float, ...], pg_version: str) -> tuple[str, bool]:
     run = endpoint_stats(result.samples, phase="run", seconds=result.run_s)
     login = endpoint_stats(result.samples, phase="login", seconds=result.login_s)
@@ -1100,6 +1103,8 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
         f"left unsent. {check.submitted} post-edits submitted: effort missing {check.effort_missing}, counts unlike "
         f"the keys typed {check.counts_differ}, replay failures {check.replay_failed}.",
         "",
+        slow_seconds(result) + " " + maintenance,
+        "",
         f"Goals: event batches p99 < {EVENTS_GOAL_P99_MS:.0f} ms: {'met' if p99_ok else 'MISSED'} "
         f"({events.p99 if events else math.nan:.1f} ms); zero errors: {'met' if not errors else f'MISSED ({errors})'}; "
         f"zero lost or duplicated events: {'met' if integrity_ok else 'MISSED'}.",
@@ -1110,6 +1115,58 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     if check.problems:
         lines += ["", "Database problems:", *(f"- {problem}" for problem in check.problems)]
     return "\n".join(lines), integrity_ok and not errors
+
+
+AUTOVACUUM_RE = re.compile(r"^(\S+ \S+) \S+ \[\d+\] LOG:  automatic (vacuum|analyze) of table \"[^\"]*annotations_editevent\"")
+ELAPSED_RE = re.compile(r"elapsed: ([\d.]+) s")
+
+
+def log_autovacuum() -> None:
+    """Have PostgreSQL log every autovacuum run, to place them on the run's timeline."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER SYSTEM SET log_autovacuum_min_duration = 0")
+        cursor.execute("SELECT pg_reload_conf()")
+
+
+def autovacuum_timeline(server_log: Path, run_wall_start: float) -> str:
+    """PostgreSQL's background maintenance of the event table during the run (it competes for the CPU):
+    when each autovacuum/autoanalyze ended (second of the run) and how long it took."""
+    from datetime import datetime, timezone as tz
+
+    try:
+        lines = server_log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    runs = []
+    for index, line in enumerate(lines):
+        match = AUTOVACUUM_RE.match(line)
+        if not match:
+            continue
+        ended = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=tz.utc).timestamp()
+        elapsed = next((m.group(1) for m in map(ELAPSED_RE.search, lines[index : index + 20]) if m), "?")
+        runs.append(f"{match.group(2)} at {ended - run_wall_start:.0f} s ({elapsed} s)")
+    if not runs:
+        return "PostgreSQL ran no autovacuum on the event table."
+    return "PostgreSQL's autovacuum on the event table, second of the run it ended (duration): " + ", ".join(runs) + "."
+
+
+def slow_seconds(result: LoadResult) -> str:
+    """When the event batches over the goal were sent: a few bad seconds or all along."""
+    slow = [s for s in result.samples if s.phase == "run" and s.endpoint == "events" and s.ms >= EVENTS_GOAL_P99_MS]
+    events = sum(1 for s in result.samples if s.phase == "run" and s.endpoint == "events")
+    if not slow:
+        return f"No event batch took {EVENTS_GOAL_P99_MS:.0f} ms or more."
+    by_second: dict[int, int] = defaultdict(int)
+    for sample in slow:
+        by_second[int(sample.at - result.run_started)] += 1
+    worst = sorted(by_second.items(), key=lambda item: -item[1])[:8]
+    return (
+        f"Event batches of {EVENTS_GOAL_P99_MS:.0f} ms or more: {len(slow):,} of {events:,} "
+        f"({len(slow) / max(1, events):.1%}), sent during {len(by_second)} of the run's {result.run_s:.0f} seconds; "
+        "the worst seconds (second of the run: batches) " + ", ".join(f"{sec}: {n}" for sec, n in sorted(worst)) + "."
+    )
 
 
 def write_output(path: Path, text: str) -> None:
@@ -1159,6 +1216,7 @@ def main(argv: list[str] | None = None) -> int:
             _setup_django(database_url, env)
             print(f"creating {args.annotators} annotators x {items_each} items ...", file=sys.stderr)
             accounts = seed(annotators=args.annotators, items_each=items_each, seed_value=args.seed)
+            log_autovacuum()
             from django.db import connections
 
             connections.close_all()
@@ -1168,13 +1226,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"gunicorn on {gunicorn.base_url}; logging in, then {args.duration:g} s of load ...",
                   file=sys.stderr)
             load_before = os.getloadavg()
-            result, cpu, offset = asyncio.run(_measured(gunicorn, postgres, accounts, plan, profile=args.profile))
+            result, cpu, offset, run_wall_start = asyncio.run(
+                _measured(gunicorn, postgres, accounts, plan, profile=args.profile)
+            )
             load_after = os.getloadavg()
             gunicorn.stop()
             server = server_times(gunicorn.access_log, offset)
             check = check_exactly_once(result.ledger)
+            maintenance = autovacuum_timeline(postgres.folder / "server.log", run_wall_start)
             connections.close_all()
-            text, ok = report(args=args, result=result, check=check, server=server, cpu=cpu,
+            text, ok = report(args=args, result=result, check=check, server=server, cpu=cpu, maintenance=maintenance,
                               load_before=load_before, load_after=load_after, pg_version=postgres.version())
         finally:
             if gunicorn is not None:
@@ -1202,6 +1263,7 @@ async def _measured(gunicorn: Gunicorn, postgres: Postgres, accounts: list[Accou
 
     def on_run_start() -> None:
         started["offset"] = gunicorn.access_log.stat().st_size if gunicorn.access_log.exists() else 0
+        started["wall"] = time.time()
         started["meter"] = CpuMeter(trees, alone=("load client",))
         if profile is not None:
             started["profiler"] = Profiler(gunicorn.process.pid, profile)
@@ -1211,7 +1273,7 @@ async def _measured(gunicorn: Gunicorn, postgres: Postgres, accounts: list[Accou
     finally:
         if "profiler" in started:
             started["profiler"].stop()
-    return result, started["meter"].stop(), started["offset"]
+    return result, started["meter"].stop(), started["offset"], started["wall"]
 
 
 if __name__ == "__main__":
