@@ -53,6 +53,13 @@ def service_errors():
         raise ValidationError({"detail": str(exc)}) from None
 
 
+def validated_input(serializer_class, request: Request) -> dict:
+    """The request's body through its input serializer; invalid -> 400 naming each field."""
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 def visible_projects(user) -> QuerySet:
     """All projects for admins and researchers; for an annotator, the projects they have work in."""
     projects = Project.objects.annotate(
@@ -102,7 +109,7 @@ class ProjectCreateApi(APIView):
         responses={201: s.ProjectOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        data = _project_fields(request.data, s.ProjectCreateInputSerializer)
+        data = _project_fields(request, s.ProjectCreateInputSerializer)
         with service_errors():
             project = services.project_create(**data)
         return Response(s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED)
@@ -119,16 +126,14 @@ class ProjectUpdateApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = _project_for(request, pk)
-        data = _project_fields(request.data, s.ProjectUpdateInputSerializer)
+        data = _project_fields(request, s.ProjectUpdateInputSerializer)
         with service_errors():
             services.project_update(project=project, **data)
         return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
 
 
-def _project_fields(payload, serializer_class) -> dict:
-    serializer = serializer_class(data=payload)
-    serializer.is_valid(raise_exception=True)
-    data = dict(serializer.validated_data)
+def _project_fields(request: Request, serializer_class) -> dict:
+    data = dict(validated_input(serializer_class, request))
     if "instructions_file" in data:
         data["instructions_file"] = json.dumps(data["instructions_file"])
         data["instructions_filename"] = "instructions_file"
@@ -176,10 +181,9 @@ class ItemBulkCreateApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        serializer = s.ItemBulkCreateInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated_input(s.ItemBulkCreateInputSerializer, request)
         with service_errors():
-            result = services.item_create_bulk(project=project, items=serializer.validated_data["items"])
+            result = services.item_create_bulk(project=project, items=data["items"])
         output = s.ItemBulkCreateOutputSerializer(result)
         return Response(output.data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
@@ -229,10 +233,9 @@ class BatchMakeApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        serializer = s.BatchMakeInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated_input(s.BatchMakeInputSerializer, request)
         with service_errors():
-            batches = services.batch_make(project=project, **serializer.validated_data)
+            batches = services.batch_make(project=project, **data)
         output = s.BatchMakeOutputSerializer({"batches": _batches_with_annotators(project, batches) if batches else []})
         return Response(output.data, status=status.HTTP_201_CREATED if batches else status.HTTP_200_OK)
 
@@ -248,9 +251,7 @@ class BatchAssignApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        serializer = s.BatchAssignInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated_input(s.BatchAssignInputSerializer, request)
         with service_errors():
             annotators = services.annotators_by_name(usernames=data["annotators"])
             batches = None
@@ -354,11 +355,10 @@ class AssignmentWithdrawApi(APIView):
         responses={200: s.AssignmentMoveOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        serializer = s.AssignmentMoveInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        queryset, not_found = _existing(serializer.validated_data["ids"])
+        data = validated_input(s.AssignmentMoveInputSerializer, request)
+        queryset, not_found = _existing(data["ids"])
         with service_errors():
-            result = services.assignment_withdraw(assignments=queryset, force=serializer.validated_data["force"])
+            result = services.assignment_withdraw(assignments=queryset, force=data["force"])
         return Response(_move_output(result, not_found))
 
 
@@ -372,9 +372,7 @@ class AssignmentReassignApi(APIView):
         responses={200: s.AssignmentMoveOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        serializer = s.AssignmentReassignInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = validated_input(s.AssignmentReassignInputSerializer, request)
         queryset, not_found = _existing(data["ids"])
         with service_errors():
             (target,) = services.annotators_by_name(usernames=[data["to"]])
@@ -426,10 +424,9 @@ class UserAddApi(APIView):
         responses={200: s.UserOutputSerializer, 201: s.UserOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        serializer = s.UserAddInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated_input(s.UserAddInputSerializer, request)
         with service_errors():
-            user, created = services.user_add(**serializer.validated_data)
+            user, created = services.user_add(**data)
         user = User.objects.prefetch_related("groups").get(pk=user.pk)
         return Response(_user_output(user), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -441,8 +438,7 @@ class UserRoleApi(APIView):
                    responses={200: s.UserOutputSerializer, **E400, **E403, **E404})
     def post(self, request: Request, pk: int) -> Response:
         user = get_object_or_404(User, pk=pk)
-        serializer = s.UserRoleInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        data = validated_input(s.UserRoleInputSerializer, request)
         with service_errors():
-            services.user_set_role(user=user, role=serializer.validated_data["role"])
+            services.user_set_role(user=user, role=data["role"])
         return Response(_user_output(User.objects.prefetch_related("groups").get(pk=pk)))
