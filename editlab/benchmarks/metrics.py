@@ -96,6 +96,30 @@ def plain_effort_loop(pairs: list[tuple[str, str]]) -> tuple[dict[str, list[floa
     return out, time.perf_counter() - start
 
 
+# --- calibration: how much parallel capacity the (shared) machine offers right now -----------------------------
+
+def _burn(n: int) -> float:
+    x = 0
+    for i in range(n):
+        x += i * i
+    return float(x)
+
+
+def parallel_capacity(processes: int, n: int = 10_000_000) -> float:
+    """Speed-up of `processes` copies of a pure-Python CPU loop over one copy: ideally `processes`; less when
+    other jobs hold cores. The effort-suite row can be no better than this."""
+    import multiprocessing
+
+    start = time.perf_counter()
+    _burn(n)
+    one = time.perf_counter() - start
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        start = time.perf_counter()
+        pool.map(_burn, [n] * processes)
+        many = time.perf_counter() - start
+    return processes * one / many
+
+
 # --- 3. a million characters, each implementation in its own process ----------------------------------------
 
 def million_texts(pairs: list[tuple[str, str]]) -> tuple[str, str]:
@@ -168,13 +192,15 @@ def main() -> None:
     ours_values, ours_s = per_pair(compression_distance, ascii_pairs)
     assert ours_values == published_values, "compression differs from the published package"
 
-    # 2. the effort suite
+    # 2. the effort suite, between two measurements of the machine's parallel capacity
+    capacity_before = parallel_capacity(worker_count())
     plain, plain_s = plain_effort_loop(pairs)
     start = time.perf_counter()
     engine = score_pairs([Pair(a, b) for a, b in pairs], list(EFFORT_SUITE))
     engine_s = time.perf_counter() - start
     for name in EFFORT_SUITE:
         assert engine[name] == plain[name], f"{name} differs between score_pairs and the plain loop"
+    capacity_after = parallel_capacity(worker_count())
 
     # 3. a million characters
     mine, theirs = run_million("editlab", args.data), run_million("published", args.data)
@@ -187,6 +213,8 @@ def main() -> None:
          f"{published_s / ours_s:.2f}x", "2x"),
         (f"effort suite ({len(EFFORT_SUITE)} metrics), {len(pairs):,} pairs end to end",
          f"{plain_s:.1f} s", f"{engine_s:.1f} s ({worker_count()} processes)", f"{plain_s / engine_s:.2f}x", "1.8x"),
+        (f"(calibration) {worker_count()} CPU-bound processes vs 1, before / after the suite", "", "",
+         f"{capacity_before:.2f}x / {capacity_after:.2f}x", f"{worker_count()}x if the cores are free"),
         ("compression, two 1,000,000-character texts", f"{theirs['seconds']:.2f} s, peak +{theirs['peak_mb']:.0f} MB",
          f"{mine['seconds']:.2f} s, peak +{mine['peak_mb']:.0f} MB", f"{theirs['seconds'] / mine['seconds']:.2f}x",
          "faster"),
