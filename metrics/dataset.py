@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
-from annotations.models import EFFORT_FIELDS, PostEdit, Project
+from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project
 from metrics.models import MetricValue
 
 # Analysis target -> the PostEdit effort field it reads.
@@ -38,6 +38,13 @@ _BASE_VALUES = {
     "original": F("assignment__item__model_output"),
     "edited": F("text"),
 }
+
+
+def projects_with_submitted() -> QuerySet[Project]:
+    """Every project by name, each with `submitted`: how many of its assignments are submitted."""
+    return Project.objects.annotate(
+        submitted=Count("items__assignments", filter=Q(items__assignments__status=Assignment.SUBMITTED))
+    ).order_by("name")
 
 
 def metric_column(metric: str, variant: str) -> str:

@@ -9,15 +9,14 @@ jobs here.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotations.models import Assignment, Project
+from annotations.models import Project
 from annotations.roles import can_read_all
 from metrics import text as engine
-from metrics.dataset import VARIANTS
+from metrics.dataset import VARIANTS, projects_with_submitted
 from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format
 from metrics.models import MetricJob
 from metrics.services import ComputeError, metric_coverage, metric_job_create, metric_job_retry
@@ -58,10 +57,7 @@ def _metric_choices() -> list[dict]:
 @require_GET
 def project_list(request: HttpRequest) -> HttpResponse:
     _require_researcher(request)
-    projects = Project.objects.annotate(
-        submitted=Count("items__assignments", filter=Q(items__assignments__status=Assignment.SUBMITTED))
-    ).order_by("name")
-    return render(request, "metrics/projects.html", {"projects": projects})
+    return render(request, "metrics/projects.html", {"projects": projects_with_submitted()})
 
 
 @login_required

@@ -16,17 +16,16 @@ from urllib.parse import urlencode
 import numpy as np
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotations.models import Assignment, Project
+from annotations.models import Project
 from annotations.roles import can_read_all
 from metrics import plots
 from metrics.analysis import correlate, correlation_matrix, fit_line, format_p, summary_rows
-from metrics.dataset import TARGETS, VARIANTS
+from metrics.dataset import TARGETS, VARIANTS, projects_with_submitted
 from metrics.exports import neutralise_formula
 from metrics.reports import (
     ORIGINS,
@@ -68,10 +67,7 @@ def _query(selection: Selection, **extra: str) -> str:
 def report_projects(request: HttpRequest) -> HttpResponse:
     if not can_read_all(request.user):
         raise PermissionDenied("Only researchers and admins may read analysis reports.")
-    projects = Project.objects.annotate(
-        submitted=Count("items__assignments", filter=Q(items__assignments__status=Assignment.SUBMITTED))
-    ).order_by("name")
-    return render(request, "metrics/report_projects.html", {"projects": projects})
+    return render(request, "metrics/report_projects.html", {"projects": projects_with_submitted()})
 
 
 @login_required
