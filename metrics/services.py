@@ -305,9 +305,17 @@ def metric_values_compute(
             # Re-read the texts: the values must be computed from what is stored now.
             rows = list(_rows(PostEdit.objects.filter(pk__in=id_chunk).order_by("pk")))
             if rows:
-                scores = engine.score_pairs(
-                    [_pair(row) for row in rows], list(names), variant=variant, workers=workers, progress=ticker.within
-                )
+                try:
+                    scores = engine.score_pairs(
+                        [_pair(row) for row in rows], list(names), variant=variant, workers=workers,
+                        progress=ticker.within,
+                    )
+                except engine.MetricFailed as exc:
+                    # The chunk's index means nothing to a researcher; the post-edit's id does.
+                    raise ComputeError(
+                        f"{exc.metric} ({variant}) failed on post-edit #{rows[exc.pair_index].id}: {exc.detail}; "
+                        "the values of earlier chunks are stored"
+                    ) from exc
                 report.computed += _store(rows, variant, names, scores)
             ticker.chunk_done(len(id_chunk) * len(names))
     return report

@@ -275,3 +275,21 @@ def test_a_running_job_whose_worker_died_can_be_retried_once_stalled(project, re
 
     assert (job.status, job.total, job.done) == (MetricJob.DONE, 3, 3)
     assert MetricValue.objects.filter(metric="levenshtein", variant="plain").count() == 3
+
+
+def test_a_metric_failing_on_one_post_edit_names_that_post_edit(project, monkeypatch):
+    from annotations.models import PostEdit
+
+    culprit = PostEdit.objects.get(assignment__item__project=project, text="It is a test.")
+    real = engine.score_pairs
+
+    def failing(pairs, metrics, **kwargs):
+        for index, pair in enumerate(pairs):
+            if pair.edited == "It is a test.":
+                raise engine.MetricFailed("levenshtein", index, "ValueError: boom")
+        return real(pairs, metrics, **kwargs)
+
+    monkeypatch.setattr(engine, "score_pairs", failing)
+    with pytest.raises(ComputeError, match=rf"levenshtein \(plain\) failed on post-edit #{culprit.pk}: ValueError: boom"):
+        metric_values_compute(project=project, metrics=["levenshtein"], variants=["plain"])
+    assert not MetricValue.objects.exists()
