@@ -50,9 +50,10 @@ def process_env(database: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def manage(database: Path, *args: str, timeout: float = 180, **env: str) -> str:
+def _python(database: Path, argv: list[str], failure: str, *, timeout: float, env: dict[str, str]) -> str:
+    """Runs `python argv...` in the repository against `database`: its output, or `failure` and the output."""
     result = subprocess.run(
-        [sys.executable, "manage.py", *args],
+        [sys.executable, *argv],
         cwd=ROOT,
         env=process_env(database, **env),
         capture_output=True,
@@ -60,23 +61,18 @@ def manage(database: Path, *args: str, timeout: float = 180, **env: str) -> str:
         timeout=timeout,
     )
     if result.returncode != 0:
-        raise AssertionError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(f"{failure}\n{result.stdout}\n{result.stderr}")
     return result.stdout
+
+
+def manage(database: Path, *args: str, timeout: float = 180, **env: str) -> str:
+    return _python(database, ["manage.py", *args], f"manage.py {' '.join(args)} failed:", timeout=timeout, env=env)
 
 
 def run_script(database: Path, code: str, *, timeout: float = 180, **env: str):
     """Runs Python code with Django set up against `database`; returns what it printed as JSON (or None)."""
-    result = subprocess.run(
-        [sys.executable, "-c", "import django\ndjango.setup()\n" + code],
-        cwd=ROOT,
-        env=process_env(database, **env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if result.returncode != 0:
-        raise AssertionError(f"script failed:\n{code}\n{result.stdout}\n{result.stderr}")
-    out = result.stdout.strip().splitlines()
+    argv = ["-c", "import django\ndjango.setup()\n" + code]
+    out = _python(database, argv, f"script failed:\n{code}", timeout=timeout, env=env).strip().splitlines()
     return json.loads(out[-1]) if out else None
 
 
