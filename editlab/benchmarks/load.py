@@ -3,7 +3,8 @@
     python -m editlab.benchmarks.load [--annotators 200] [--duration 120] [--workers 4]
                                       [--worker-class sync|gthread] [--threads 1]
                                       [--batch-interval 2] [--submit-interval 60] [--draft-every 5]
-                                      [--resend 0.02] [--output FILE]
+                                      [--resend 0.02] [--login-concurrency 4] [--seed 1]
+                                      [--output FILE] [--profile FILE]
     python -m editlab.benchmarks.load --annotators 5 --duration 10        # smoke run
 
 1. Starts a throwaway PostgreSQL cluster (editlab/scripts/postgres) on a free loopback port,
@@ -12,11 +13,12 @@
 2. Starts the app under gunicorn on 127.0.0.1 with --workers workers (DEBUG=0, a throwaway
    SECRET_KEY, plain HTTP on loopback: SECURE_SSL_REDIRECT=0, SESSION_COOKIE_SECURE=0,
    CSRF_COOKIE_SECURE=0).
-3. Logs every annotator in (login form: session + CSRF cookies; not part of the measured window,
-   PBKDF2 makes each login cost ~0.3 s of server CPU), then drives them all for --duration seconds
-   with a bounded asyncio client (aiohttp; one connection per annotator at most): each opens its
-   editor page (GET /edit/<id>/, config from the "editor-config" json_script), sends an event
-   batch every --batch-interval seconds (10-30 keydown/beforeinput/input/select events of a
+3. Warm-up, not measured: logs every annotator in (login form: session + CSRF cookies; PBKDF2 makes
+   each login cost ~0.3 s of server CPU) and opens its first editor page (GET /edit/<id>/, config
+   from the "editor-config" json_script), --login-concurrency at a time. Then drives them all for
+   --duration seconds with a bounded asyncio client (aiohttp; one connection per annotator at
+   most): each sends an event batch every --batch-interval seconds (10-30 keydown/beforeinput/
+   input/select events of a
    consistent typing session, exactly as annotations/static/annotations/logger.js sends them),
    saves the draft every --draft-every batches, re-sends a fraction --resend of its batches (a
    retry after a lost answer: must come back as duplicates), and submits its item every
@@ -24,7 +26,9 @@
    next one. A failed request is retried like the logger does (backoff); every loop stops at the
    deadline, pending events get one last flush.
 4. Reports requests/s and p50/p95/p99 latency per endpoint (client-side, and server-side from
-   gunicorn's access log), errors, and where the CPU went (app, PostgreSQL, this client, others).
+   gunicorn's access log), errors, where the CPU went (app, PostgreSQL, this client, other
+   processes) and what the offered load needs, when the slow batches happened and PostgreSQL's
+   autovacuum runs; --profile FILE also samples the app server with py-spy (collapsed stacks).
 5. Checks in the database that every event the server acknowledged is stored exactly once (per
    post-edit: the stored seqs are exactly the acknowledged ones, 0..n-1, no gaps), and that every
    submitted post-edit has its effort derived, with counts equal to the keys the client typed and
@@ -488,7 +492,9 @@ class Annotator:
         """Edit items until the deadline: a batch every interval, a submit every submit interval."""
         plan = self.plan
         loop = self.loop
-        if not await self._open_with_retries(f"/edit/{self.account.first_assignment_id}/", deadline):
+        if self.session is None and not await self._open_with_retries(
+            f"/edit/{self.account.first_assignment_id}/", deadline
+        ):
             return
         now = loop.time()
         next_batch = now + self.rng.uniform(0, plan.batch_interval_s)
@@ -564,9 +570,13 @@ async def run_load(
         gate = asyncio.Semaphore(plan.login_concurrency)
 
         async def login(annotator: Annotator) -> bool:
+            # Log in and open the first item before the measured window: 200 clients started in
+            # the same instant would otherwise open 200 editor pages at once, a burst no real
+            # team produces, and its queue would be measured as the steady state.
             async with gate:
                 try:
                     await annotator.login()
+                    await annotator.open(f"/edit/{annotator.account.first_assignment_id}/")
                     return True
                 except HttpFailure:
                     return False
@@ -1084,7 +1094,7 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
         )
     for stats in login:
         lines.append(
-            f"| {stats.endpoint} (before the run, {args.login_concurrency} at a time) | {stats.count:,} | "
+            f"| {stats.endpoint} (warm-up before the run, {args.login_concurrency} at a time) | {stats.count:,} | "
             f"{stats.per_s:.1f} | {stats.p50:.1f} | {stats.p95:.1f} | {stats.p99:.1f} | {stats.max:.0f} | "
             f"{stats.errors} | - |"
         )
