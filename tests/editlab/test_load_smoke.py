@@ -8,13 +8,14 @@ lost, unexpected and underived data.
 
 import asyncio
 import random
+from datetime import timedelta
 
 import pytest
 from django.db import connection
 
-from annotations.editing import post_edit_ingest_events, post_edit_open
+from annotations.editing import SeqConflict, post_edit_ingest_events, post_edit_open
 from annotations.effort import LogEvent, count_keys
-from annotations.models import Assignment, EditEvent
+from annotations.models import Assignment, EditEvent, Visit
 from annotations.replay import replay
 from editlab.benchmarks.load import (
     MAX_BATCH_EVENTS,
@@ -187,3 +188,36 @@ def test_the_check_reports_a_submit_that_the_database_does_not_hold(ingested):
 
     assert check.not_submitted_in_db == 1
     assert not check.ok
+
+
+# ---------------------------------------------------------------- the ingestion changes the benchmark led to
+
+
+def test_a_refused_batch_leaves_the_page_loads_last_seen_time_alone(ingested):
+    """Ingestion marks the page load seen first (one UPDATE ... RETURNING); a refused batch rolls it back."""
+    post_edit, _, _ = ingested
+    _, other_tab = post_edit_open(assignment=post_edit.assignment, user=post_edit.assignment.annotator)
+    seen = Visit.objects.get(pk=other_tab.pk).last_seen_at
+    taken = [{"seq": 0, "t": 5.0, "k": "focus"}]  # seq 0 belongs to the first tab's page load
+
+    with pytest.raises(SeqConflict):
+        post_edit_ingest_events(post_edit=post_edit, page_id=other_tab.page_id, events=taken,
+                                now=seen + timedelta(seconds=30))
+
+    assert Visit.objects.get(pk=other_tab.pk).last_seen_at == seen
+    assert not EditEvent.objects.filter(visit=other_tab).exists()
+
+
+def test_a_batch_spanning_stored_and_new_seqs_stores_only_the_new_ones(ingested):
+    post_edit, ledger, _ = ingested
+    visit = post_edit.visits.get()
+    top = max(next(iter(ledger.post_edits.values())).acked)
+    batch = [{"seq": top - 1, "t": 5000.0, "k": "focus"}, {"seq": top + 3, "t": 5001.0, "k": "blur"}]
+    stored_before = post_edit.events.get(seq=top - 1).kind
+
+    result = post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=batch)
+
+    assert (result.stored, result.duplicates, result.max_seq) == (1, 1, top + 3)
+    assert result.gaps == [[top + 1, top + 2]]
+    assert post_edit.events.get(seq=top - 1).kind == stored_before
+    assert post_edit.events.get(seq=top + 3).kind == "blur"
