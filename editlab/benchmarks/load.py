@@ -1066,7 +1066,8 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     def per_request(name: str) -> float:
         return 1000 * cpu[name] / max(1, run_requests)
 
-    needed_cores = offered_requests * sum(per_request(name) for name in ("app (gunicorn)", "PostgreSQL", "load client")) / 1000
+    served_by = ("app (gunicorn)", "PostgreSQL", "load client")
+    needed_cores = offered_requests * sum(per_request(name) for name in served_by) / 1000
     worker_text = f"{args.workers} {args.worker_class} workers" + (
         f" x {args.threads} threads" if args.worker_class == "gthread" else "")
     lines = [
@@ -1127,7 +1128,9 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     return "\n".join(lines), integrity_ok and not errors
 
 
-AUTOVACUUM_RE = re.compile(r"^(\S+ \S+) \S+ \[\d+\] LOG:  automatic (vacuum|analyze) of table \"[^\"]*annotations_editevent\"")
+AUTOVACUUM_RE = re.compile(
+    r"^(\S+ \S+) \S+ \[\d+\] LOG:  automatic (vacuum|analyze) of table \"[^\"]*annotations_editevent\""
+)
 ELAPSED_RE = re.compile(r"elapsed: ([\d.]+) s")
 
 

@@ -138,7 +138,8 @@ def ingested(db):
     session = TypingSession(post_edit.draft_text, next_seq=0, rng=random.Random(2))
     ledger = Ledger()
     record = ledger.post_edit(post_edit.pk)
-    for chunk in (session.load(1.0), session.type_keys(keys=6, until_t=900.0), session.type_keys(keys=6, until_t=1800.0)):
+    chunks = (session.load(1.0), session.type_keys(keys=6, until_t=900.0), session.type_keys(keys=6, until_t=1800.0))
+    for chunk in chunks:
         post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=chunk)
         record.acked |= {event["seq"] for event in chunk}
     return post_edit, ledger, session
