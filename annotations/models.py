@@ -286,7 +286,9 @@ class Visit(models.Model):
 class EditEvent(models.Model):
     """The raw log, append-only: one browser event."""
 
-    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="events")
+    # No index of its own: the unique (post_edit, seq) index leads with it, and a second index
+    # costs a write per event and can mislead PostgreSQL's planner (the load benchmark).
+    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="events", db_index=False)
     visit = models.ForeignKey(Visit, null=True, blank=True, on_delete=models.SET_NULL, related_name="events")
     seq = models.PositiveIntegerField()
     t_ms = models.FloatField(help_text="Client time, ms since the page load of its visit.")
