@@ -696,6 +696,9 @@ export function startEditor(config, els) {
     }
     const text = ta.value;
     if (text === savedText) return;
+    // The text goes to localStorage before it goes to the network, so that a tab opened while
+    // this save fails (an expired session, an outage) starts from it, not from an older copy.
+    persistNow();
     draftInflight = (async () => {
       try {
         const { status, answer, token } = await postJSON(urls.draft, { page_id: pageId, text, version });
