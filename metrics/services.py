@@ -29,6 +29,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotations.models import PostEdit, Project
+from editlab.db import refresh_planner_statistics
 from metrics import text as engine
 from metrics.dataset import VARIANTS, post_edit_queryset
 from metrics.models import MetricJob, MetricValue
@@ -318,6 +319,8 @@ def metric_values_compute(
                     ) from exc
                 report.computed += _store(rows, variant, names, scores)
             ticker.chunk_done(len(id_chunk) * len(names))
+    if report.computed:
+        refresh_planner_statistics(MetricValue._meta.db_table)
     return report
 
 

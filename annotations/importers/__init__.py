@@ -19,6 +19,7 @@ from annotations.importers import editeval, natinst, pet, table
 from annotations.importers.base import ImportDataError, InputFile, Plan, check_size
 from annotations.importers.store import ImportReport, plan_store
 from annotations.models import Project
+from editlab.db import refresh_planner_statistics
 
 __all__ = ["FORMATS", "ImportDataError", "ImportReport", "InputFile", "import_items", "files_from_uploads"]
 
@@ -69,6 +70,8 @@ def import_items(
     except DataError as exc:
         # A value the database refuses that the checks above let through; rolled back too.
         raise ImportDataError(f"the database refused a value ({exc}); nothing was imported", file=files[0].name) from None
+    if report.items_created or report.post_edits_created:
+        refresh_planner_statistics("annotations_item", "annotations_assignment", "annotations_postedit")
     return report
 
 
