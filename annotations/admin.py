@@ -146,8 +146,9 @@ class AssignmentAdmin(admin.ModelAdmin):
         actions.pop("delete_selected", None)  # would cascade to submitted post-edits
         return actions
 
-    @admin.action(description="Withdraw selected pending assignments (submitted/in-progress are kept)",
-                  permissions=["change"])
+    @admin.action(
+        description="Withdraw selected pending assignments (submitted/in-progress are kept)", permissions=["change"]
+    )
     def withdraw_pending(self, request: HttpRequest, queryset: QuerySet) -> None:
         result = services.assignment_withdraw(assignments=queryset)
         self.message_user(
@@ -200,6 +201,7 @@ class EditEventAdmin(ReadOnlyAdmin):
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # The post-edit page links here with this filter.
         return lookup == "post_edit__id__exact" or super().lookup_allowed(lookup, value, request)
+
     show_full_result_count = False  # the log can be millions of rows
 
 
@@ -225,8 +227,11 @@ _ROLE_CHOICES = [(role, role) for role in ROLES]
 
 
 class RoleChangeForm(UserChangeForm):
-    role = forms.ChoiceField(choices=[("", "— no change —"), *_ROLE_CHOICES], required=False,
-                             help_text="Replaces the user's groups; admin also makes the user staff.")
+    role = forms.ChoiceField(
+        choices=[("", "— no change —"), *_ROLE_CHOICES],
+        required=False,
+        help_text="Replaces the user's groups; admin also makes the user staff.",
+    )
 
 
 class RoleCreationForm(UserCreationForm):

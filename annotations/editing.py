@@ -447,8 +447,7 @@ def post_edit_ingest_events(
     fresh = [event for event in events if event["seq"] not in stored_pages]
     if fresh and _is_closed(post_edit):
         raise PostEditClosed(
-            f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}; "
-            "it accepts no new events"
+            f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}; it accepts no new events"
         )
     _insert_events(post_edit, visit_id, fresh, now)
     gaps = _merge_gaps(post_edit.event_gaps, previous_max=previous_max, new_seqs=[e["seq"] for e in fresh])
@@ -524,11 +523,7 @@ def stored_log(post_edit: PostEdit) -> list[LogEvent]:
     # Column values, not model instances, and `extra` as text (nearly always "{}"): a long log
     # loads several times faster than through the JSON and UUID field converters.
     pages = {pk: str(page_id) for pk, page_id in post_edit.visits.values_list("pk", "page_id")}
-    rows = (
-        post_edit.events.order_by("seq")
-        .annotate(extra_text=Cast("extra", TextField()))
-        .values_list(*LOG_COLUMNS)
-    )
+    rows = post_edit.events.order_by("seq").annotate(extra_text=Cast("extra", TextField())).values_list(*LOG_COLUMNS)
     log = []
     for seq, t_ms, kind, visit_id, key, code, modifiers, repeat, input_type, s, e, data, length, extra_text in rows:
         extra = json.loads(extra_text) if extra_text and extra_text != "{}" else {}
@@ -628,9 +623,7 @@ def post_edit_submit(
 
 
 @transaction.atomic
-def post_edit_skip(
-    *, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str, now: datetime | None = None
-) -> str:
+def post_edit_skip(*, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str, now: datetime | None = None) -> str:
     """Give the item up with a reason; returns the next URL. Events and draft are kept."""
     now = now or timezone.now()
     reason = reason.strip()

@@ -46,12 +46,11 @@ import math
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from itertools import pairwise
 
 CTRL, SHIFT, ALT, META = 1, 2, 4, 8
 ERASE_KEYS = frozenset({"Backspace", "Delete"})
-NAVIGATION_KEYS = frozenset(
-    {"ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"}
-)
+NAVIGATION_KEYS = frozenset({"ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown"})
 SPACE_KEYS = frozenset({"Tab", "Enter"})
 HISTORY_INPUT_TYPES = frozenset({"historyUndo", "historyRedo"})
 INTERACTION_KINDS = frozenset(
@@ -251,7 +250,7 @@ def visit_times(visit: list[LogEvent], *, idle_threshold_ms: float, limit_ms: fl
     active = 0.0
     hidden = False
     unfocused = False
-    for before, after in zip(visit, visit[1:]):
+    for before, after in pairwise(visit):
         if before.k == "load":
             hidden = before.state == "hidden"
         elif before.k == "visibility":
@@ -276,7 +275,7 @@ def count_pauses(visits: list[list[LogEvent]]) -> dict[str, int]:
     totals = {f"pauses_{limit}_{what}": 0.0 for limit in PAUSE_THRESHOLDS_MS for what in ("count", "ms")}
     for visit in visits:
         keydowns = [event.t for event in visit if event.k == "keydown"]
-        for earlier, later in zip(keydowns, keydowns[1:]):
+        for earlier, later in pairwise(keydowns):
             gap = later - earlier
             for limit in PAUSE_THRESHOLDS_MS:
                 if gap >= limit:

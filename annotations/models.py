@@ -10,7 +10,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.roles import can_read_all
@@ -312,4 +312,3 @@ class EditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.seq} {self.kind}"
-

@@ -100,9 +100,9 @@ def annotator_queryset() -> QuerySet:
 # --------------------------------------------------------------------------- projects
 
 
-def instructions_from_json(*, data: bytes | str, task_type: str = "", filename: str = "instructions file") -> tuple[
-    list[str], str, str
-]:
+def instructions_from_json(
+    *, data: bytes | str, task_type: str = "", filename: str = "instructions file"
+) -> tuple[list[str], str, str]:
     """Parse an instructions file; returns (instructions, task_type, source).
 
     Accepted shapes: {"source": ..., "instructions": {task_type: [..]}} (EditEval's),
@@ -392,9 +392,7 @@ def batch_assign(
             if not open_items:
                 break
             # Prefer annotators new to the batch, then the least loaded.
-            candidates = [
-                user_id for user_id in load if any(user_id not in holders[item_id] for item_id in open_items)
-            ]
+            candidates = [user_id for user_id in load if any(user_id not in holders[item_id] for item_id in open_items)]
             if not candidates:  # cannot happen while overlap <= len(annotators); kept as a guard
                 raise ServiceError(f"batch {batch.name}: not enough distinct annotators for overlap {overlap}")
             chosen = min(
@@ -574,7 +572,6 @@ def project_progress(*, project: Project) -> ProjectProgress:
         unbatched_items=project.items.unbatched().count(),
         unassigned_items=project.items.filter(assignments__isnull=True).count(),
     )
-
 
 
 # --------------------------------------------------------------------------- items (API bulk create)

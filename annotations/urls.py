@@ -1,8 +1,8 @@
 from django.urls import path
 
 from annotations.views import editor, manage
-from annotations.views import replay as replay_views
 from annotations.views import imports as import_views
+from annotations.views import replay as replay_views
 
 urlpatterns: list = [
     # The annotator's pages (annotations/views/editor.py).

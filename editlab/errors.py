@@ -20,7 +20,9 @@ def bad_request_message(exception: Exception | None) -> str:
     if isinstance(exception, TooManyFieldsSent):
         return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields (DATA_UPLOAD_MAX_NUMBER_FIELDS)."
     if isinstance(exception, TooManyFilesSent):
-        return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES:,} files (DATA_UPLOAD_MAX_NUMBER_FILES)."
+        return (
+            f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES:,} files (DATA_UPLOAD_MAX_NUMBER_FILES)."
+        )
     # Anything else (a bad Host header, a malformed multipart body): no internals in the answer.
     return "The request is malformed and was not processed."
 

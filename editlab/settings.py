@@ -15,8 +15,7 @@ SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
-            "SECRET_KEY is not set. Production (DEBUG off) refuses to start without one; "
-            "set DEBUG=1 for development."
+            "SECRET_KEY is not set. Production (DEBUG off) refuses to start without one; set DEBUG=1 for development."
         )
     SECRET_KEY = "django-insecure-editlab-development-only"
 

@@ -40,9 +40,7 @@ class ThreadBackend(ImmediateBackend):
         return task_result
 
     def _start(self, task_result: TaskResult) -> None:
-        thread = threading.Thread(
-            target=self._run, args=(task_result,), name=f"task-{task_result.id}", daemon=True
-        )
+        thread = threading.Thread(target=self._run, args=(task_result,), name=f"task-{task_result.id}", daemon=True)
         thread.start()
 
     def _run(self, task_result: TaskResult) -> None:

@@ -13,7 +13,16 @@ from metrics.models import MetricJob, MetricValue
 
 @admin.register(MetricValue)
 class MetricValueAdmin(admin.ModelAdmin):
-    list_display = ("metric", "variant", "value", "external_id", "annotator", "project", "metric_version", "computed_at")
+    list_display = (
+        "metric",
+        "variant",
+        "value",
+        "external_id",
+        "annotator",
+        "project",
+        "metric_version",
+        "computed_at",
+    )
     list_filter = ("metric", "variant", "metric_version", "post_edit__assignment__item__project")
     search_fields = (
         "metric",
@@ -52,8 +61,18 @@ class MetricJobAdmin(admin.ModelAdmin):
     search_fields = ("project__name", "error", "task_id", "created_by__username")
     list_select_related = ("project", "created_by")
     readonly_fields = (
-        "project", "metrics", "variants", "status", "total", "done", "error", "task_id",
-        "created_by", "created", "started", "finished",
+        "project",
+        "metrics",
+        "variants",
+        "status",
+        "total",
+        "done",
+        "error",
+        "task_id",
+        "created_by",
+        "created",
+        "started",
+        "finished",
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -334,8 +334,9 @@ def sorted_groups(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts[run], ends[run]
 
 
-def knn_predictions(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray,
-                    k: int) -> np.ndarray:
+def knn_predictions(
+    xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray, k: int
+) -> np.ndarray:
     """K-nearest-neighbour means for the `test` rows, trained on the other rows.
 
     xs is sorted ascending, ys and test (a mask) follow it, groups = sorted_groups(xs);
@@ -422,8 +423,9 @@ def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k
     return result
 
 
-def _knn_r2_masked(xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray,
-                   k: int) -> float | np.ndarray:
+def _knn_r2_masked(
+    xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray, k: int
+) -> float | np.ndarray:
     return r2_score(ys[np.flatnonzero(test)], knn_predictions(xs, ys, groups, test, k))  # (a gather beats a mask)
 
 
@@ -478,7 +480,9 @@ def knn_r2_split(x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float =
     return float(_knn_r2_masked(xs, y[order], sorted_groups(xs), test, k))
 
 
-def knn_r2_cv(x: np.ndarray, y: np.ndarray, *, k: int = 5, folds: int = 5, repeats: int = 10, seed: int = 42) -> CVScore:
+def knn_r2_cv(
+    x: np.ndarray, y: np.ndarray, *, k: int = 5, folds: int = 5, repeats: int = 10, seed: int = 42
+) -> CVScore:
     """Repeated K-fold R² of single-feature KNN: mean and sd over repeats."""
     settings = Settings(k=k, cv_folds=folds, cv_repeats=repeats, seed=seed, min_edits=max(folds, 4))
     _, cv = knn_scores(x, y, settings=settings)
@@ -637,8 +641,15 @@ def analyze_targets(
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
         shared = _shared_knn(frame, metrics, targets, settings) if len(targets) > 1 else {}
         return {
-            target: _analyze(frame, metrics=metrics, target=target, directions=directions, annotator=annotator,
-                             settings=settings, knn=shared.get(target, {}))
+            target: _analyze(
+                frame,
+                metrics=metrics,
+                target=target,
+                directions=directions,
+                annotator=annotator,
+                settings=settings,
+                knn=shared.get(target, {}),
+            )
             for target in targets
         }
 
@@ -667,8 +678,14 @@ def _shared_knn(
 
 
 def _analyze(
-    frame: pd.DataFrame, *, metrics: Sequence[str], target: str, directions: Mapping[str, str] | None,
-    annotator: str, settings: Settings, knn: Mapping[str, tuple[float, CVScore]],
+    frame: pd.DataFrame,
+    *,
+    metrics: Sequence[str],
+    target: str,
+    directions: Mapping[str, str] | None,
+    annotator: str,
+    settings: Settings,
+    knn: Mapping[str, tuple[float, CVScore]],
 ) -> Analysis:
     directions = directions or {}
     messages: list[str] = []
@@ -719,15 +736,23 @@ def _analyze(
 
     fold_cache: dict[bytes, np.ndarray] = {}
     for name in metrics:
-        _analyze_metric(data, results[name], target=target, annotator_codes=annotator_codes,
-                        annotator_names=annotator_names, settings=settings, fold_cache=fold_cache,
-                        knn=knn.get(name))
+        _analyze_metric(
+            data,
+            results[name],
+            target=target,
+            annotator_codes=annotator_codes,
+            annotator_names=annotator_names,
+            settings=settings,
+            fold_cache=fold_cache,
+            knn=knn.get(name),
+        )
 
     analysis.best_metric = _best_metric(results)
     if analysis.best_metric:
         _williams_against_best(data, results, analysis.best_metric, target, settings)
-    analysis.effort_model = _effort_model(data, results, target=target, annotator=annotator, settings=settings,
-                                          fold_cache=fold_cache)
+    analysis.effort_model = _effort_model(
+        data, results, target=target, annotator=annotator, settings=settings, fold_cache=fold_cache
+    )
     return analysis
 
 
@@ -740,14 +765,19 @@ def _folds_for(mask: np.ndarray, settings: Settings, cache: dict[bytes, np.ndarr
     """Rows kept by the same mask share the same folds (and the splitter runs once)."""
     key = np.packbits(mask).tobytes()
     if key not in cache:
-        cache[key] = fold_ids(int(mask.sum()), folds=settings.cv_folds, repeats=settings.cv_repeats,
-                              seed=settings.seed)
+        cache[key] = fold_ids(int(mask.sum()), folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
     return cache[key]
 
 
 def _analyze_metric(
-    data: pd.DataFrame, result: MetricResult, *, target: str, annotator_codes: np.ndarray | None,
-    annotator_names: Sequence[str], settings: Settings, fold_cache: dict[bytes, np.ndarray],
+    data: pd.DataFrame,
+    result: MetricResult,
+    *,
+    target: str,
+    annotator_codes: np.ndarray | None,
+    annotator_names: Sequence[str],
+    settings: Settings,
+    fold_cache: dict[bytes, np.ndarray],
     knn: tuple[float, CVScore] | None,
 ) -> None:
     values = data[result.name].to_numpy(float)
@@ -817,7 +847,12 @@ def _williams_against_best(
 
 
 def _effort_model(
-    data: pd.DataFrame, results: Mapping[str, MetricResult], *, target: str, annotator: str, settings: Settings,
+    data: pd.DataFrame,
+    results: Mapping[str, MetricResult],
+    *,
+    target: str,
+    annotator: str,
+    settings: Settings,
     fold_cache: dict[bytes, np.ndarray],
 ) -> EffortModel:
     """Usable metrics (not constant, at most half missing), complete rows only."""
@@ -840,8 +875,14 @@ def _effort_model(
         model = EffortModel(inputs=[], n=len(rows), dropped=dropped, excluded_metrics=excluded, messages=notes)
         model.messages.append(f"only {len(rows)} complete rows: at least {settings.min_edits} are needed")
         return model
-    model = effort_model(rows, metrics=usable, target=target, annotator=annotator, settings=settings,
-                         fold_table=_folds_for(complete, settings, fold_cache))
+    model = effort_model(
+        rows,
+        metrics=usable,
+        target=target,
+        annotator=annotator,
+        settings=settings,
+        fold_table=_folds_for(complete, settings, fold_cache),
+    )
     model.dropped, model.excluded_metrics = dropped, excluded
     model.index = rows.index.to_numpy()
     model.messages = notes + model.messages

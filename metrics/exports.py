@@ -115,9 +115,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
     }
     last_id = 0
     while True:
-        page = list(
-            spec.queryset().filter(pk__gt=last_id).values("id", "origin", *EFFORT_FIELDS, **fields)[:page_size]
-        )
+        page = list(spec.queryset().filter(pk__gt=last_id).values("id", "origin", *EFFORT_FIELDS, **fields)[:page_size])
         if not page:
             return
         last_id = page[-1]["id"]

@@ -54,6 +54,9 @@ class MetricJob(models.Model):
     class Meta:
         ordering = ["-created"]
 
+    def __str__(self) -> str:
+        return f"metrics for {self.project} ({self.status})"
+
     @property
     def is_stalled(self) -> bool:
         """Running, but its worker has shown no progress for EDITLAB_JOB_STALE_S: it died (killed, OOM...)."""
@@ -61,6 +64,3 @@ class MetricJob(models.Model):
             return False
         last = self.heartbeat or self.started or self.created
         return (timezone.now() - last).total_seconds() > settings.EDITLAB_JOB_STALE_S
-
-    def __str__(self) -> str:
-        return f"metrics for {self.project} ({self.status})"

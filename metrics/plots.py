@@ -41,8 +41,13 @@ def _render(build, fmt: str) -> bytes:
     with matplotlib.rc_context(STYLE):
         figure = build()
         buffer = io.BytesIO()
-        figure.savefig(buffer, format=fmt, dpi=150 if fmt == "png" else 72, bbox_inches="tight",
-                       metadata={"Date": None} if fmt == "svg" else None)
+        figure.savefig(
+            buffer,
+            format=fmt,
+            dpi=150 if fmt == "png" else 72,
+            bbox_inches="tight",
+            metadata={"Date": None} if fmt == "svg" else None,
+        )
     return buffer.getvalue()
 
 

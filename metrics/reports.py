@@ -123,8 +123,13 @@ def selection_build(
     origin: str | None = None,
 ) -> Selection:
     """Validate the selection parameters; a SelectionError names the bad one and the choices."""
-    texts = {"target": target, "variant": variant, "task_type": task_type, "origin": origin,
-             "annotators": ",".join(annotators) if annotators and not isinstance(annotators, str) else annotators}
+    texts = {
+        "target": target,
+        "variant": variant,
+        "task_type": task_type,
+        "origin": origin,
+        "annotators": ",".join(annotators) if annotators and not isinstance(annotators, str) else annotators,
+    }
     for name, text in texts.items():
         if text and "\x00" in text:  # PostgreSQL refuses NUL in text: say so instead of failing
             raise SelectionError(f"{name} contains a NUL character")
@@ -142,11 +147,13 @@ def selection_build(
         known = set(annotator_names(project=project))
         unknown = [name for name in names if name not in known]
         if unknown:
-            raise SelectionError(
-                f"annotator {unknown[0]!r} has no submitted post-edit in project {project.name!r}"
-            )
+            raise SelectionError(f"annotator {unknown[0]!r} has no submitted post-edit in project {project.name!r}")
     return Selection(
-        project=project, target=target, variant=variant, annotators=names, task_type=(task_type or "").strip(),
+        project=project,
+        target=target,
+        variant=variant,
+        annotators=names,
+        task_type=(task_type or "").strip(),
         origin=origin,
     )
 
@@ -177,7 +184,9 @@ def selection_from_query(*, project: Project, query: Mapping) -> Selection:
 
 def _fingerprint(selection: Selection) -> str:
     post_edits = post_edit_queryset(
-        project=selection.project, annotators=selection.annotators or None, task_type=selection.task_type or None,
+        project=selection.project,
+        annotators=selection.annotators or None,
+        task_type=selection.task_type or None,
         origin=selection.origin or None,
     )
     edits = post_edits.aggregate(n=Count("id"), changed=Max("updated"))
@@ -240,16 +249,28 @@ def selection_data(*, selection: Selection, use_cache: bool = True) -> Selection
     return _cached(key, lambda: _load(selection), use_cache)
 
 
-def report_build(*, selection: Selection, settings: Settings = Settings(), use_cache: bool = True) -> Report:
+def report_build(*, selection: Selection, settings: Settings | None = None, use_cache: bool = True) -> Report:
     """The analysis of a selection, from the cache when its data has not changed."""
+    settings = settings or Settings()
     key = _cache_key("report", selection.describe(), repr(settings), _fingerprint(selection))
 
     def compute() -> Report:
         data = selection_data(selection=selection, use_cache=use_cache)
-        analysis = analyze(data.frame, metrics=data.metrics, target=selection.target_column,
-                           directions=data.directions, settings=settings)
-        return Report(selection=selection, analysis=analysis, frame=data.frame, metrics=data.metrics,
-                      directions=data.directions, messages=data.messages)
+        analysis = analyze(
+            data.frame,
+            metrics=data.metrics,
+            target=selection.target_column,
+            directions=data.directions,
+            settings=settings,
+        )
+        return Report(
+            selection=selection,
+            analysis=analysis,
+            frame=data.frame,
+            metrics=data.metrics,
+            directions=data.directions,
+            messages=data.messages,
+        )
 
     return _cached(key, compute, use_cache)
 

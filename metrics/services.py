@@ -117,7 +117,9 @@ def resolve_variants(variants: Sequence[str]) -> list[str]:
     names = list(dict.fromkeys(variants))
     unknown = [v for v in names if v not in VARIANTS]
     if unknown or not names:
-        raise ComputeError(f"unknown variant(s): {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}")
+        raise ComputeError(
+            f"unknown variant(s): {', '.join(unknown) or '(none given)'}; choose from {', '.join(VARIANTS)}"
+        )
     return names
 
 
@@ -171,9 +173,7 @@ def _chunks(iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _plan(
-    post_edits: QuerySet[PostEdit], metric_names: list[str], variants: list[str], report: ComputeReport
-) -> _Plan:
+def _plan(post_edits: QuerySet[PostEdit], metric_names: list[str], variants: list[str], report: ComputeReport) -> _Plan:
     """Decide, without scoring anything, which values are missing or stale."""
     plan = _Plan()
     versions = {name: str(engine.METRICS[name].version) for name in metric_names}
@@ -308,7 +308,10 @@ def metric_values_compute(
             if rows:
                 try:
                     scores = engine.score_pairs(
-                        [_pair(row) for row in rows], list(names), variant=variant, workers=workers,
+                        [_pair(row) for row in rows],
+                        list(names),
+                        variant=variant,
+                        workers=workers,
                         progress=ticker.within,
                     )
                 except engine.MetricFailed as exc:
@@ -429,7 +432,5 @@ def metric_job_run(*, job_id: int) -> ComputeReport | None:
             status=MetricJob.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()
         )
         raise
-    MetricJob.objects.filter(pk=job_id).update(
-        status=MetricJob.DONE, done=F("total"), finished=timezone.now()
-    )
+    MetricJob.objects.filter(pk=job_id).update(status=MetricJob.DONE, done=F("total"), finished=timezone.now())
     return report

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from metrics.views import jobs
-from metrics.views import report
+from metrics.views import jobs, report
 
 urlpatterns: list = [
     # Metric values, jobs and exports (metrics/views/jobs.py): researchers and admins.

@@ -6,6 +6,7 @@ the event index, its seq and the field.
 """
 
 import math
+from itertools import pairwise
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
@@ -140,7 +141,7 @@ def validate_events(raw) -> list[dict]:
             )
         first_index[event["seq"]] = index
     ordered = sorted(raw, key=lambda event: event["seq"])
-    for earlier, later in zip(ordered, ordered[1:]):
+    for earlier, later in pairwise(ordered):
         if later["t"] < earlier["t"]:
             raise serializers.ValidationError(
                 f"event {first_index[later['seq']]} (seq {later['seq']}) field 't' decreases: "

@@ -50,7 +50,7 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     instructions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     instructions_file = serializers.JSONField(
         required=False,
-        help_text='Instead of `instructions`: the content of an instructions file, e.g. '
+        help_text="Instead of `instructions`: the content of an instructions file, e.g. "
         '{"instructions": {"fluency": ["Fix grammar errors", ...]}}; `task_type` picks the list.',
     )
     idle_threshold_s = serializers.FloatField(required=False, default=30.0, min_value=0.001)
@@ -99,10 +99,12 @@ class ItemInputSerializer(serializers.Serializer):
     model_output = serializers.CharField(trim_whitespace=False)
     source = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     instruction = serializers.CharField(required=False, allow_blank=True, default="")
-    references = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
-                                       required=False, default=list)
-    gold_edits = serializers.ListField(child=serializers.CharField(allow_blank=True, trim_whitespace=False),
-                                       required=False, default=list)
+    references = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, default=list
+    )
+    gold_edits = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, default=list
+    )
     task_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
     meta = serializers.DictField(required=False, default=dict)
 
@@ -122,8 +124,9 @@ class ItemBulkCreateOutputSerializer(serializers.Serializer):
 
 class BatchOutputSerializer(serializers.ModelSerializer):
     item_count = serializers.IntegerField(read_only=True)
-    annotators = serializers.ListField(child=serializers.CharField(), read_only=True,
-                                       help_text="Usernames holding assignments in the batch.")
+    annotators = serializers.ListField(
+        child=serializers.CharField(), read_only=True, help_text="Usernames holding assignments in the batch."
+    )
 
     class Meta:
         model = Batch
@@ -132,8 +135,9 @@ class BatchOutputSerializer(serializers.ModelSerializer):
 
 class BatchMakeInputSerializer(serializers.Serializer):
     size = serializers.IntegerField(min_value=1)
-    shuffle_seed = serializers.IntegerField(required=False, allow_null=True, default=None,
-                                            help_text="Absent or null: import order.")
+    shuffle_seed = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="Absent or null: import order."
+    )
 
 
 class BatchMakeOutputSerializer(serializers.Serializer):
@@ -141,12 +145,18 @@ class BatchMakeOutputSerializer(serializers.Serializer):
 
 
 class BatchAssignInputSerializer(serializers.Serializer):
-    annotators = serializers.ListField(child=serializers.CharField(), allow_empty=False,
-                                       help_text="Usernames of active annotators.")
-    overlap = serializers.IntegerField(min_value=1, max_value=MAX_OVERLAP, required=False,
-                                       help_text="Annotators per item; default: the project's overlap.")
-    batches = serializers.ListField(child=serializers.CharField(), required=False,
-                                    help_text="Batch names; default: every batch of the project.")
+    annotators = serializers.ListField(
+        child=serializers.CharField(), allow_empty=False, help_text="Usernames of active annotators."
+    )
+    overlap = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_OVERLAP,
+        required=False,
+        help_text="Annotators per item; default: the project's overlap.",
+    )
+    batches = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="Batch names; default: every batch of the project."
+    )
 
 
 class BatchAssignOutputSerializer(serializers.Serializer):
@@ -256,8 +266,12 @@ class UserOutputSerializer(serializers.Serializer):
 class UserAddInputSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=ROLES)
-    password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"},
-                                     help_text="Required for a new user; changes an existing user's password.")
+    password = serializers.CharField(
+        required=False,
+        write_only=True,
+        style={"input_type": "password"},
+        help_text="Required for a new user; changes an existing user's password.",
+    )
     email = serializers.EmailField(required=False)
 
 

@@ -112,7 +112,9 @@ class ProjectCreateApi(APIView):
         data = _project_fields(request, s.ProjectCreateInputSerializer)
         with service_errors():
             project = services.project_create(**data)
-        return Response(s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED
+        )
 
 
 class ProjectUpdateApi(APIView):
@@ -177,7 +179,13 @@ class ItemBulkCreateApi(APIView):
         tags=TAG_PROJECTS,
         summary="Add items in bulk (admins); atomic, identical re-posts are skipped",
         request=s.ItemBulkCreateInputSerializer,
-        responses={200: s.ItemBulkCreateOutputSerializer, 201: s.ItemBulkCreateOutputSerializer, **E400, **E403, **E404},
+        responses={
+            200: s.ItemBulkCreateOutputSerializer,
+            201: s.ItemBulkCreateOutputSerializer,
+            **E400,
+            **E403,
+            **E404,
+        },
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
@@ -319,8 +327,11 @@ class AssignmentListApi(generics.ListAPIView):
 class AssignmentDetailApi(APIView):
     permission_classes = [IsAuthenticated, HasRole]
 
-    @extend_schema(tags=TAG_ASSIGNMENTS, summary="One assignment (annotators: only their own, others 404)",
-                   responses={200: s.AssignmentOutputSerializer, **E403, **E404})
+    @extend_schema(
+        tags=TAG_ASSIGNMENTS,
+        summary="One assignment (annotators: only their own, others 404)",
+        responses={200: s.AssignmentOutputSerializer, **E403, **E404},
+    )
     def get(self, request: Request, pk: int) -> Response:
         assignment = get_object_or_404(_assignments_for(request.user), pk=pk)
         return Response(s.AssignmentOutputSerializer(assignment).data)
@@ -407,7 +418,9 @@ class UserListApi(APIView):
     permission_classes = [IsAuthenticated, IsAdminRole]
 
     @extend_schema(
-        tags=TAG_USERS, summary="Users and their roles (admins)", responses={200: s.UserOutputSerializer(many=True), **E403}
+        tags=TAG_USERS,
+        summary="Users and their roles (admins)",
+        responses={200: s.UserOutputSerializer(many=True), **E403},
     )
     def get(self, request: Request) -> Response:
         users = User.objects.order_by("username").prefetch_related(Prefetch("groups"))
@@ -434,8 +447,12 @@ class UserAddApi(APIView):
 class UserRoleApi(APIView):
     permission_classes = [IsAuthenticated, IsAdminRole]
 
-    @extend_schema(tags=TAG_USERS, summary="Set a user's role (admins)", request=s.UserRoleInputSerializer,
-                   responses={200: s.UserOutputSerializer, **E400, **E403, **E404})
+    @extend_schema(
+        tags=TAG_USERS,
+        summary="Set a user's role (admins)",
+        request=s.UserRoleInputSerializer,
+        responses={200: s.UserOutputSerializer, **E400, **E403, **E404},
+    )
     def post(self, request: Request, pk: int) -> Response:
         user = get_object_or_404(User, pk=pk)
         data = validated_input(s.UserRoleInputSerializer, request)

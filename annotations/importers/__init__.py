@@ -69,7 +69,9 @@ def import_items(
         ) from None
     except DataError as exc:
         # A value the database refuses that the checks above let through; rolled back too.
-        raise ImportDataError(f"the database refused a value ({exc}); nothing was imported", file=files[0].name) from None
+        raise ImportDataError(
+            f"the database refused a value ({exc}); nothing was imported", file=files[0].name
+        ) from None
     if report.items_created or report.post_edits_created:
         refresh_planner_statistics("annotations_item", "annotations_assignment", "annotations_postedit")
     return report
@@ -79,8 +81,8 @@ def read_path(path: Path, fmt: str) -> list[InputFile]:
     if fmt == "pet":
         if not path.is_dir():
             raise ImportDataError(
-            "a PET study is a folder (a header file and one file per post-editor)", file=str(path)
-        )
+                "a PET study is a folder (a header file and one file per post-editor)", file=str(path)
+            )
         files = [
             InputFile.from_path(child, str(path / child.name))
             for child in sorted(path.iterdir())

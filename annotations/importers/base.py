@@ -88,7 +88,7 @@ class InputFile:
     data: bytes
 
     @classmethod
-    def from_path(cls, path: Path, display: str | None = None) -> "InputFile":
+    def from_path(cls, path: Path, display: str | None = None) -> InputFile:
         name = display or str(path)
         if not path.is_file():
             raise ImportDataError("no such file", file=name)
@@ -164,9 +164,7 @@ def require_str(value: Any, *, file: str, line: int, field: str, allow_empty: bo
 
 def require_str_list(value: Any, *, file: str, line: int, field: str) -> list[str]:
     if not isinstance(value, list):
-        raise ImportDataError(
-            f"must be a list of strings, got {json_type(value)}", file=file, line=line, field=field
-        )
+        raise ImportDataError(f"must be a list of strings, got {json_type(value)}", file=file, line=line, field=field)
     for n, entry in enumerate(value):
         if not isinstance(entry, str):
             raise ImportDataError(

@@ -43,7 +43,9 @@ def parse(file: InputFile) -> Plan:
     try:
         task = load_json(text)
     except json.JSONDecodeError as exc:
-        raise ImportDataError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=exc.lineno) from None
+        raise ImportDataError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=exc.lineno
+        ) from None
     except ValueError as exc:
         raise ImportDataError(f"invalid JSON: {exc}", file=file.name) from None
     if not isinstance(task, dict):
@@ -94,8 +96,13 @@ def _example(example: Any, n: int, file: str, line: int, key: str) -> str:
     if not isinstance(example, dict):
         raise ImportDataError(f"must be an object, got {json_type(example)}", file=file, line=line, field=key)
     values = {
-        name: require_str(example.get(name, ""), file=file, line=line, field=f"{key}[{n - 1}].{name}",
-                          allow_empty=name == "explanation")
+        name: require_str(
+            example.get(name, ""),
+            file=file,
+            line=line,
+            field=f"{key}[{n - 1}].{name}",
+            allow_empty=name == "explanation",
+        )
         for name in ("input", "output", "explanation")
     }
     block = [f"### Example {n}", "Input:", _fenced(values["input"]), "Output:", _fenced(values["output"])]

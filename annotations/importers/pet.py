@@ -47,8 +47,10 @@ def parse(files: list[InputFile], *, annotator_prefix: str = "") -> Plan:
     headers = [f for f in files if f.basename == HEADER_FILE]
     if not headers:
         names = ", ".join(f.name for f in files) or "nothing"
-        raise ImportDataError(f"a PET study needs a file named {HEADER_FILE!r} naming the columns; got {names}",
-                              file=files[0].name if files else HEADER_FILE)
+        raise ImportDataError(
+            f"a PET study needs a file named {HEADER_FILE!r} naming the columns; got {names}",
+            file=files[0].name if files else HEADER_FILE,
+        )
     header = headers[0]
     columns = _columns(header)
     editors = sorted((f for f in files if f.basename != HEADER_FILE), key=lambda f: f.name)

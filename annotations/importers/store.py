@@ -73,9 +73,7 @@ def plan_store(*, project: Project, plan: Plan, report: ImportReport) -> None:
     report.items_skipped = len(plan.items) - len(new_items)
 
     users = {name: _annotator_account(name, user, report) for name, user in annotators.items()}
-    to_create = [
-        row for row in plan.post_edits if (row.external_id, row.annotator) not in skipped_post_edits
-    ]
+    to_create = [row for row in plan.post_edits if (row.external_id, row.annotator) not in skipped_post_edits]
     _create_post_edits(plan, to_create, item_ids, users)
     report.post_edits_created = len(to_create)
     report.post_edits_skipped = len(skipped_post_edits)
@@ -159,8 +157,7 @@ def _annotators(rows: list[PostEditRow]) -> dict[str, object | None]:
     for name, user in existing.items():
         if not is_annotator(user):
             raise _fail(
-                f"user {name!r} exists and is not an annotator; imported work is only attached "
-                "to annotator accounts",
+                f"user {name!r} exists and is not an annotator; imported work is only attached to annotator accounts",
                 first_row[name].origin,
                 "annotator",
             )

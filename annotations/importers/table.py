@@ -51,9 +51,7 @@ def table_kind(file: InputFile) -> str:
     for suffix, kind in KINDS.items():
         if name.endswith(suffix):
             return kind
-    raise ImportDataError(
-        f"cannot tell the table's kind from its name; use one of {', '.join(KINDS)}", file=file.name
-    )
+    raise ImportDataError(f"cannot tell the table's kind from its name; use one of {', '.join(KINDS)}", file=file.name)
 
 
 def read_header(file: InputFile) -> list[str]:
@@ -193,9 +191,7 @@ def _text(values: dict[str, Any], target: str, origin: Origin, required: bool = 
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)  # a JSON number used as an id or a text
     if not isinstance(value, str):
-        raise ImportDataError(
-            f"must be text, got {json_type(value)}", file=origin.file, line=origin.line, field=target
-        )
+        raise ImportDataError(f"must be text, got {json_type(value)}", file=origin.file, line=origin.line, field=target)
     if required and not value.strip():
         raise ImportDataError("must not be empty", file=origin.file, line=origin.line, field=target)
     return value
@@ -279,9 +275,7 @@ def _number(value: Any, origin: Origin, target: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ImportDataError(
-            f"{value!r} is not a number", file=origin.file, line=origin.line, field=target
-        )
+        raise ImportDataError(f"{value!r} is not a number", file=origin.file, line=origin.line, field=target)
     if value < 0:
         raise ImportDataError(f"{value} is negative", file=origin.file, line=origin.line, field=target)
     return value

@@ -307,4 +307,3 @@ def diff(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if request.htmx:
         return render(request, "annotations/partials/diff_body.html", context)
     return render(request, "annotations/diff.html", context)
-

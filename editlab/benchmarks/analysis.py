@@ -73,11 +73,15 @@ def run(rows: int, repeats: int) -> dict:
     results, wall, cpu = _timed(
         lambda: analyze_targets(frame, metrics=METRICS, targets=TARGETS, directions=directions, settings=settings)
     )
-    best = {
-        t: (r.best_metric, r.metrics[r.best_metric].knn_r2, r.effort_model.r2_cv.mean) for t, r in results.items()
+    best = {t: (r.best_metric, r.metrics[r.best_metric].knn_r2, r.effort_model.r2_cv.mean) for t, r in results.items()}
+    return {
+        "rows": rows,
+        "repeats": repeats,
+        "one_by_one": one_by_one,
+        "together": (wall, cpu),
+        "best": best,
+        "load": load,
     }
-    return {"rows": rows, "repeats": repeats, "one_by_one": one_by_one, "together": (wall, cpu), "best": best,
-            "load": load}
 
 
 def report(numbers: dict) -> str:

@@ -42,12 +42,18 @@ def run(*, items: int, size: int, annotators: int, overlap: int) -> list[tuple[s
         timings.append((label, time.perf_counter() - start))
         return result
 
-    batches = timed(f"batch_make: {items} items into batches of {size} (seeded shuffle)",
-                    lambda: batch_make(project=project, size=size, shuffle_seed=1))
-    result = timed(f"batch_assign: {len(batches)} batches x overlap {overlap} over {annotators} annotators",
-                   lambda: batch_assign(project=project, annotators=users, overlap=overlap))
-    again = timed("batch_assign re-run (creates nothing)",
-                  lambda: batch_assign(project=project, annotators=users, overlap=overlap))
+    batches = timed(
+        f"batch_make: {items} items into batches of {size} (seeded shuffle)",
+        lambda: batch_make(project=project, size=size, shuffle_seed=1),
+    )
+    result = timed(
+        f"batch_assign: {len(batches)} batches x overlap {overlap} over {annotators} annotators",
+        lambda: batch_assign(project=project, annotators=users, overlap=overlap),
+    )
+    again = timed(
+        "batch_assign re-run (creates nothing)",
+        lambda: batch_assign(project=project, annotators=users, overlap=overlap),
+    )
     assert again.created == 0
     timed(f"project_progress over {result.created} assignments", lambda: project_progress(project=project))
     loads = sorted(result.per_annotator.values())

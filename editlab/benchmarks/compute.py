@@ -116,7 +116,9 @@ def study_tables(project) -> str:
             per = [_fmt(result.pearson_per_annotator.get(a)) for a in annotators]
             cv = result.knn_r2_cv
             cv_text = f"{cv.mean:.3f} ± {cv.sd:.3f}" if cv is not None else "—"
-            out.append(f"| {column} | " + " | ".join(per) + f" | {_fmt(result.pearson)} | {_fmt(result.knn_r2)} | {cv_text} |")
+            out.append(
+                f"| {column} | " + " | ".join(per) + f" | {_fmt(result.pearson)} | {_fmt(result.knn_r2)} | {cv_text} |"
+            )
         model = analysis.effort_model
         if model is not None and model.r2_cv is not None:
             top = sorted(model.contributions.items(), key=lambda kv: -kv[1])[:3]

@@ -33,6 +33,7 @@ def markers(database: str) -> tuple[str, str]:
     name = database.lower()
     return f"<!-- benchmark:editing:{name}:start -->", f"<!-- benchmark:editing:{name}:end -->"
 
+
 WORDS = "the a of translation model output edit fix word sentence meaning human effort measure".split()
 
 
@@ -93,6 +94,7 @@ def synthetic_session(text: str, keys: int, seed: int = 7) -> tuple[list[dict], 
 def run(keys: int, batch: int) -> dict:
     from datetime import timedelta
 
+    from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
     from django.utils import timezone
@@ -102,7 +104,6 @@ def run(keys: int, batch: int) -> dict:
     from annotations.models import Assignment, Item, PostEdit, Project
     from annotations.replay import replay
     from annotations.roles import set_role
-    from django.contrib.auth import get_user_model
 
     rng = random.Random(1)
     original = " ".join(rng.choice(WORDS) for _ in range(400))[:1500]

@@ -37,8 +37,13 @@ def page_html(text: str) -> str:
         "original": text,
         "draft": text,
         "idle_threshold_ms": 30000,
-        "urls": {"events": "/api/events/", "draft": "/api/draft/", "submit": "/api/submit/", "skip": "/api/skip/",
-                 "next": "/"},
+        "urls": {
+            "events": "/api/events/",
+            "draft": "/api/draft/",
+            "submit": "/api/submit/",
+            "skip": "/api/skip/",
+            "next": "/",
+        },
         "csrf_token": "benchmark",
     }
     config_json = json.dumps(config).replace("<", "\\u003c")
@@ -139,8 +144,10 @@ def main() -> None:
                 f"({result['keys_per_s']:.0f} keys/s driven)"
             )
             for name, h in sorted(result["by_handler"].items()):
-                print(f"    {name:<20} {h['count']:>6} calls, mean {1000 * h['totalMs'] / h['count']:.1f} µs, "
-                      f"max {1000 * h['maxMs']:.1f} µs")
+                print(
+                    f"    {name:<20} {h['count']:>6} calls, mean {1000 * h['totalMs'] / h['count']:.1f} µs, "
+                    f"max {1000 * h['maxMs']:.1f} µs"
+                )
         browser.close()
 
 

@@ -53,7 +53,6 @@ import re
 import secrets
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,6 +61,7 @@ import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 
 import aiohttp
@@ -340,8 +340,16 @@ class HttpFailure(Exception):
 class Annotator:
     """One annotator's browser: cookies, the open editor page, its pending events."""
 
-    def __init__(self, account: Account, *, http: aiohttp.ClientSession, recorder: Recorder, ledger: Ledger,
-                 plan: Plan, rng: random.Random):
+    def __init__(
+        self,
+        account: Account,
+        *,
+        http: aiohttp.ClientSession,
+        recorder: Recorder,
+        ledger: Ledger,
+        plan: Plan,
+        rng: random.Random,
+    ):
         self.account = account
         self.http = http
         self.recorder = recorder
@@ -363,7 +371,7 @@ class Annotator:
             async with self.http.request(method, path, allow_redirects=False, **kwargs) as response:
                 body = await response.text()
                 status = response.status
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             ms = (time.perf_counter() - started) * 1000
             self.recorder.add(endpoint, ms, 0, False, f"{type(exc).__name__}: {exc}")
             raise HttpFailure(str(exc)) from None
@@ -387,8 +395,12 @@ class Annotator:
         token = CSRF_FIELD_RE.search(page)
         if not token:
             raise HttpFailure("the login page has no CSRF field")
-        form = {"username": self.account.username, "password": self.account.password,
-                "csrfmiddlewaretoken": token.group(1), "next": "/"}
+        form = {
+            "username": self.account.username,
+            "password": self.account.password,
+            "csrfmiddlewaretoken": token.group(1),
+            "next": "/",
+        }
         await self.call("login", "POST", "/login/", data=form, expect=302)
 
     async def open(self, path: str) -> None:
@@ -415,8 +427,9 @@ class Annotator:
         retried = bool(record.uncertain & seqs)
         body = {"page_id": self.config["page_id"], "events": batch}
         try:
-            _, answer = await self.call("events", "POST", self.config["urls"]["events"],
-                                        data=json.dumps(body), headers=self._json_headers())
+            _, answer = await self.call(
+                "events", "POST", self.config["urls"]["events"], data=json.dumps(body), headers=self._json_headers()
+            )
         except HttpFailure:
             record.uncertain |= seqs
             return False
@@ -435,8 +448,9 @@ class Annotator:
         """The same batch again, as after a lost answer: stored once, answered as duplicates."""
         self.ledger.tally.resent += 1
         try:
-            _, answer = await self.call("events", "POST", self.config["urls"]["events"],
-                                        data=json.dumps(body), headers=self._json_headers())
+            _, answer = await self.call(
+                "events", "POST", self.config["urls"]["events"], data=json.dumps(body), headers=self._json_headers()
+            )
         except HttpFailure:
             return
         reply = json.loads(answer)
@@ -460,8 +474,9 @@ class Annotator:
     async def save_draft(self) -> None:
         body = {"page_id": self.config["page_id"], "text": self.session.text, "version": self.version}
         try:
-            _, answer = await self.call("draft", "POST", self.config["urls"]["draft"],
-                                        data=json.dumps(body), headers=self._json_headers())
+            _, answer = await self.call(
+                "draft", "POST", self.config["urls"]["draft"], data=json.dumps(body), headers=self._json_headers()
+            )
         except HttpFailure:
             return
         self.version = json.loads(answer)["version"]
@@ -471,12 +486,17 @@ class Annotator:
         self.pending.extend(self.session.finish(self.now_ms()))
         if not await self.flush(until):
             return None
-        body = {"page_id": self.config["page_id"], "text": self.session.text, "version": self.version,
-                "last_seq": self.session.next_seq - 1}
+        body = {
+            "page_id": self.config["page_id"],
+            "text": self.session.text,
+            "version": self.version,
+            "last_seq": self.session.next_seq - 1,
+        }
         for attempt in range(3):
             try:
-                _, answer = await self.call("submit", "POST", self.config["urls"]["submit"],
-                                            data=json.dumps(body), headers=self._json_headers())
+                _, answer = await self.call(
+                    "submit", "POST", self.config["urls"]["submit"], data=json.dumps(body), headers=self._json_headers()
+                )
             except HttpFailure:
                 await asyncio.sleep(2**attempt)
                 continue
@@ -519,8 +539,9 @@ class Annotator:
                 next_batch = now + plan.batch_interval_s
                 batches_here = 0
                 continue
-            self.pending.extend(self.session.type_keys(keys=self.rng.randint(*plan.keys_per_batch),
-                                                       until_t=self.now_ms()))
+            self.pending.extend(
+                self.session.type_keys(keys=self.rng.randint(*plan.keys_per_batch), until_t=self.now_ms())
+            )
             self.ledger.tally.ticks += 1
             if await self.send_pending():
                 batches_here += 1
@@ -556,14 +577,25 @@ async def run_load(
     connector = aiohttp.TCPConnector(limit=plan.concurrency, force_close=False)
     timeout = aiohttp.ClientTimeout(total=plan.timeout_s)
     sessions = [
-        aiohttp.ClientSession(base_url=base_url, connector=connector, connector_owner=False, timeout=timeout,
-                              cookie_jar=aiohttp.CookieJar(unsafe=True))
+        aiohttp.ClientSession(
+            base_url=base_url,
+            connector=connector,
+            connector_owner=False,
+            timeout=timeout,
+            cookie_jar=aiohttp.CookieJar(unsafe=True),
+        )
         for _ in accounts
     ]
     try:
         annotators = [
-            Annotator(account, http=http, recorder=recorder, ledger=ledger, plan=plan,
-                      rng=random.Random(master.getrandbits(64)))
+            Annotator(
+                account,
+                http=http,
+                recorder=recorder,
+                ledger=ledger,
+                plan=plan,
+                rng=random.Random(master.getrandbits(64)),
+            )
             for account, http in zip(accounts, sessions, strict=True)
         ]
         started = time.perf_counter()
@@ -589,7 +621,7 @@ async def run_load(
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         deadline = loop.time() + plan.duration_s
-        await asyncio.gather(*(a.work(deadline=deadline) for a, ok in zip(annotators, logged_in) if ok))
+        await asyncio.gather(*(a.work(deadline=deadline) for a, ok in zip(annotators, logged_in, strict=True) if ok))
         run_s = time.perf_counter() - started
     finally:
         for http in sessions:
@@ -619,8 +651,16 @@ class Check:
 
     @property
     def ok(self) -> bool:
-        return not (self.lost or self.unexpected or self.duplicated or self.with_gaps or self.effort_missing
-                    or self.counts_differ or self.replay_failed or self.not_submitted_in_db)
+        return not (
+            self.lost
+            or self.unexpected
+            or self.duplicated
+            or self.with_gaps
+            or self.effort_missing
+            or self.counts_differ
+            or self.replay_failed
+            or self.not_submitted_in_db
+        )
 
     def note(self, problem: str) -> None:
         if len(self.problems) < 20:
@@ -649,10 +689,7 @@ def check_exactly_once(ledger: Ledger) -> Check:
     for row in repeated:
         check.duplicated += row["n"] - 1
         check.note(f"post-edit {row['post_edit_id']}: seq {row['seq']} stored {row['n']} times")
-    post_edits = {
-        pe.pk: pe
-        for pe in PostEdit.objects.filter(pk__in=ids).select_related("assignment")
-    }
+    post_edits = {pe.pk: pe for pe in PostEdit.objects.filter(pk__in=ids).select_related("assignment")}
     for pk, record in ledger.post_edits.items():
         seqs = stored.get(pk, [])
         distinct = set(seqs)
@@ -689,11 +726,15 @@ def _check_submitted(check: Check, record: ClientPostEdit, post_edit, assignment
         check.note(f"post-edit {pk}: effort not derived ({', '.join(missing) or 'definition_version'})")
         return
     expected = record.counts
-    got = {name: getattr(post_edit, name) for name in ("letters", "digits", "spaces", "symbols", "erase", "navigation",
-                                                       "keystrokes", "allkeys")}
-    want = {**{name: getattr(expected, name) for name in ("letters", "digits", "spaces", "symbols", "erase",
-                                                         "navigation")},
-            "keystrokes": expected.keystrokes, "allkeys": expected.allkeys}
+    got = {
+        name: getattr(post_edit, name)
+        for name in ("letters", "digits", "spaces", "symbols", "erase", "navigation", "keystrokes", "allkeys")
+    }
+    want = {
+        **{name: getattr(expected, name) for name in ("letters", "digits", "spaces", "symbols", "erase", "navigation")},
+        "keystrokes": expected.keystrokes,
+        "allkeys": expected.allkeys,
+    }
     if got != want:
         check.counts_differ += 1
         differing = {name: (got[name], want[name]) for name in want if got[name] != want[name]}
@@ -724,8 +765,11 @@ def seed(*, annotators: int, items_each: int, seed_value: int = 1, prefix: str =
         [users_model(username=f"{prefix}{n:04d}", password=hashed) for n in range(annotators)]
     )
     Group.objects.get(name=ANNOTATOR).user_set.add(*users)
-    project = project_create(name=f"{prefix} benchmark {secrets.token_hex(3)}", idle_threshold_s=30.0,
-                             guidelines="Fix the errors; keep the meaning.")
+    project = project_create(
+        name=f"{prefix} benchmark {secrets.token_hex(3)}",
+        idle_threshold_s=30.0,
+        guidelines="Fix the errors; keep the meaning.",
+    )
     Item.objects.bulk_create(
         [
             Item(project=project, external_id=f"{n}", model_output=item_text(rng), position=n)
@@ -776,9 +820,16 @@ def endpoint_stats(samples: list[Sample], *, phase: str, seconds: float) -> list
     for endpoint, group in grouped.items():
         times = [s.ms for s in group if s.status]
         stats.append(
-            EndpointStats(endpoint, len(group), len(group) / seconds if seconds else 0.0, percentile(times, 50),
-                          percentile(times, 95), percentile(times, 99), max(times, default=math.nan),
-                          sum(1 for s in group if not s.ok))
+            EndpointStats(
+                endpoint,
+                len(group),
+                len(group) / seconds if seconds else 0.0,
+                percentile(times, 50),
+                percentile(times, 95),
+                percentile(times, 99),
+                max(times, default=math.nan),
+                sum(1 for s in group if not s.ok),
+            )
         )
     order = ("events", "draft", "submit", "editor page", "login form", "login")
     return sorted(stats, key=lambda s: order.index(s.endpoint) if s.endpoint in order else len(order))
@@ -848,8 +899,9 @@ class Postgres:
         self.url = ""
 
     def start(self) -> str:
-        result = subprocess.run([str(self.script), "start", str(self.folder), str(free_port())],
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [str(self.script), "start", str(self.folder), str(free_port())], capture_output=True, text=True, timeout=120
+        )
         if result.returncode != 0:
             raise RuntimeError(f"PostgreSQL did not start: {result.stderr.strip()}")
         self.url = result.stdout.strip().splitlines()[-1]
@@ -879,17 +931,30 @@ class Gunicorn:
         self.access_log = folder / "access.log"
         self.error_log = folder / "gunicorn.log"
         self.command = [
-            sys.executable, "-m", "gunicorn", "editlab.wsgi:application",
-            "--chdir", str(BASE_DIR),
-            "--bind", f"127.0.0.1:{self.port}",
-            "--workers", str(workers),
-            "--worker-class", worker_class,
-            "--threads", str(threads),
-            "--timeout", "60",
-            "--graceful-timeout", "10",
-            "--access-logfile", str(self.access_log),
-            "--access-logformat", "%(m)s %(U)s %(s)s %(D)s",
-            "--error-logfile", str(self.error_log),
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "editlab.wsgi:application",
+            "--chdir",
+            str(BASE_DIR),
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(workers),
+            "--worker-class",
+            worker_class,
+            "--threads",
+            str(threads),
+            "--timeout",
+            "60",
+            "--graceful-timeout",
+            "10",
+            "--access-logfile",
+            str(self.access_log),
+            "--access-logformat",
+            "%(m)s %(U)s %(s)s %(D)s",
+            "--error-logfile",
+            str(self.error_log),
         ]
         self.env = env
         self.process: subprocess.Popen | None = None
@@ -957,8 +1022,8 @@ class CpuMeter:
         snapshot = {
             name: self._tree_seconds(pids, children=name not in self.alone) for name, pids in self.trees.items()
         }
-        snapshot["machine busy"] = machine.user + machine.system + machine.nice + getattr(machine, "irq", 0) + getattr(
-            machine, "softirq", 0
+        snapshot["machine busy"] = (
+            machine.user + machine.system + machine.nice + getattr(machine, "irq", 0) + getattr(machine, "softirq", 0)
         )
         snapshot["wall"] = time.monotonic()
         return snapshot
@@ -976,9 +1041,22 @@ class Profiler:
     def __init__(self, pid: int, output: Path):
         self.output = output
         self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(pid), "--subprocesses",
-             "--rate", "100", "--nonblocking", "--format", "raw", "--output", str(output)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(pid),
+                "--subprocesses",
+                "--rate",
+                "100",
+                "--nonblocking",
+                "--format",
+                "raw",
+                "--output",
+                str(output),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def stop(self) -> None:
@@ -1020,8 +1098,12 @@ def profile_summary(collapsed: Path, *, top: int = 25) -> str:
         return [f"{100 * count / total:5.1f}%  {name}" for name, count in rows]
 
     return "\n".join(
-        [f"{total} samples; the project's functions (inclusive):", *lines(inclusive),
-         "where the samples land (self):", *lines(leaf)]
+        [
+            f"{total} samples; the project's functions (inclusive):",
+            *lines(inclusive),
+            "where the samples land (self):",
+            *lines(leaf),
+        ]
     )
 
 
@@ -1035,9 +1117,24 @@ def _frame_name(frame: str) -> str:
 
 
 def _setup_django(database_url: str, env: dict[str, str]) -> None:
-    os.environ.update({key: env[key] for key in (
-        "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "SECURE_SSL_REDIRECT",
-        "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "LOG_LEVEL", "TASKS_BACKEND")})
+    os.environ.update(
+        {
+            key: env[key]
+            for key in (
+                "DJANGO_SETTINGS_MODULE",
+                "DATABASE_URL",
+                "DEBUG",
+                "SECRET_KEY",
+                "ALLOWED_HOSTS",
+                "SECURE_SSL_REDIRECT",
+                "SESSION_COOKIE_SECURE",
+                "CSRF_COOKIE_SECURE",
+                "SECURE_HSTS_SECONDS",
+                "LOG_LEVEL",
+                "TASKS_BACKEND",
+            )
+        }
+    )
     import django
 
     django.setup()
@@ -1047,9 +1144,18 @@ def _setup_django(database_url: str, env: dict[str, str]) -> None:
     call_command("createcachetable", verbosity=0)
 
 
-def report(*, args, result: LoadResult, check: Check, server: dict[str, list[float]], cpu: dict[str, float],
-           maintenance: str,
-           load_before: tuple[float, ...], load_after: tuple[float, ...], pg_version: str) -> tuple[str, bool]:
+def report(
+    *,
+    args,
+    result: LoadResult,
+    check: Check,
+    server: dict[str, list[float]],
+    cpu: dict[str, float],
+    maintenance: str,
+    load_before: tuple[float, ...],
+    load_after: tuple[float, ...],
+    pg_version: str,
+) -> tuple[str, bool]:
     run = endpoint_stats(result.samples, phase="run", seconds=result.run_s)
     login = endpoint_stats(result.samples, phase="login", seconds=result.login_s)
     tally = result.ledger.tally
@@ -1069,7 +1175,8 @@ def report(*, args, result: LoadResult, check: Check, server: dict[str, list[flo
     served_by = ("app (gunicorn)", "PostgreSQL", "load client")
     needed_cores = offered_requests * sum(per_request(name) for name in served_by) / 1000
     worker_text = f"{args.workers} {args.worker_class} workers" + (
-        f" x {args.threads} threads" if args.worker_class == "gthread" else "")
+        f" x {args.threads} threads" if args.worker_class == "gthread" else ""
+    )
     lines = [
         START,
         f"Measured with `python -m editlab.benchmarks.load --annotators {args.annotators} --duration {args.duration:g} "
@@ -1146,7 +1253,7 @@ def log_autovacuum() -> None:
 def autovacuum_timeline(server_log: Path, run_wall_start: float) -> str:
     """PostgreSQL's background maintenance of the event table during the run (it competes for the CPU):
     when each autovacuum/autoanalyze ended (second of the run) and how long it took."""
-    from datetime import datetime, timezone as tz
+    from datetime import datetime
 
     try:
         lines = server_log.read_text(errors="replace").splitlines()
@@ -1157,7 +1264,7 @@ def autovacuum_timeline(server_log: Path, run_wall_start: float) -> str:
         match = AUTOVACUUM_RE.match(line)
         if not match:
             continue
-        ended = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=tz.utc).timestamp()
+        ended = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC).timestamp()
         elapsed = next((m.group(1) for m in map(ELAPSED_RE.search, lines[index : index + 20]) if m), "?")
         runs.append(f"{match.group(2)} at {ended - run_wall_start:.0f} s ({elapsed} s)")
     if not runs:
@@ -1198,15 +1305,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker-class", choices=("sync", "gthread"), default="sync")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker (gthread)")
     parser.add_argument("--batch-interval", type=float, default=2.0)
-    parser.add_argument("--submit-interval", type=float, default=None,
-                        help="seconds per item (default 60, or half the duration when that is shorter)")
+    parser.add_argument(
+        "--submit-interval",
+        type=float,
+        default=None,
+        help="seconds per item (default 60, or half the duration when that is shorter)",
+    )
     parser.add_argument("--draft-every", type=int, default=5, help="save the draft every N batches (0: never)")
     parser.add_argument("--resend", type=float, default=0.02, help="fraction of batches sent twice")
     parser.add_argument("--login-concurrency", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--output", type=Path, default=None, help="write the table into FILE between markers")
-    parser.add_argument("--profile", type=Path, default=None,
-                        help="sample the app server with py-spy during the run; collapsed stacks to FILE")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="sample the app server with py-spy during the run; collapsed stacks to FILE",
+    )
     args = parser.parse_args(argv)
     if args.annotators < 1 or args.duration <= 0 or args.workers < 1 or args.batch_interval <= 0:
         parser.error("--annotators, --duration, --workers and --batch-interval must be positive")
@@ -1214,9 +1329,16 @@ def main(argv: list[str] | None = None) -> int:
         args.submit_interval = min(60.0, args.duration / 2)
 
     items_each = math.ceil(args.duration / args.submit_interval) + 2
-    plan = Plan(duration_s=args.duration, batch_interval_s=args.batch_interval, submit_interval_s=args.submit_interval,
-                draft_every=args.draft_every, resend=args.resend, concurrency=args.annotators,
-                login_concurrency=args.login_concurrency, seed=args.seed)
+    plan = Plan(
+        duration_s=args.duration,
+        batch_interval_s=args.batch_interval,
+        submit_interval_s=args.submit_interval,
+        draft_every=args.draft_every,
+        resend=args.resend,
+        concurrency=args.annotators,
+        login_concurrency=args.login_concurrency,
+        seed=args.seed,
+    )
     with tempfile.TemporaryDirectory(prefix="editlab-load-") as folder:
         folder_path = Path(folder)
         folder_path.chmod(0o755)  # initdb runs as the postgres user when we are root
@@ -1233,11 +1355,11 @@ def main(argv: list[str] | None = None) -> int:
             from django.db import connections
 
             connections.close_all()
-            gunicorn = Gunicorn(env=env, workers=args.workers, worker_class=args.worker_class, threads=args.threads,
-                                folder=folder_path)
+            gunicorn = Gunicorn(
+                env=env, workers=args.workers, worker_class=args.worker_class, threads=args.threads, folder=folder_path
+            )
             gunicorn.start()
-            print(f"gunicorn on {gunicorn.base_url}; logging in, then {args.duration:g} s of load ...",
-                  file=sys.stderr)
+            print(f"gunicorn on {gunicorn.base_url}; logging in, then {args.duration:g} s of load ...", file=sys.stderr)
             load_before = os.getloadavg()
             result, cpu, offset, run_wall_start = asyncio.run(
                 _measured(gunicorn, postgres, accounts, plan, profile=args.profile)
@@ -1248,8 +1370,17 @@ def main(argv: list[str] | None = None) -> int:
             check = check_exactly_once(result.ledger)
             maintenance = autovacuum_timeline(postgres.folder / "server.log", run_wall_start)
             connections.close_all()
-            text, ok = report(args=args, result=result, check=check, server=server, cpu=cpu, maintenance=maintenance,
-                              load_before=load_before, load_after=load_after, pg_version=postgres.version())
+            text, ok = report(
+                args=args,
+                result=result,
+                check=check,
+                server=server,
+                cpu=cpu,
+                maintenance=maintenance,
+                load_before=load_before,
+                load_after=load_after,
+                pg_version=postgres.version(),
+            )
         finally:
             if gunicorn is not None:
                 gunicorn.stop()
@@ -1268,8 +1399,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-async def _measured(gunicorn: Gunicorn, postgres: Postgres, accounts: list[Account], plan: Plan, *,
-                    profile: Path | None = None):
+async def _measured(
+    gunicorn: Gunicorn, postgres: Postgres, accounts: list[Account], plan: Plan, *, profile: Path | None = None
+):
     """run_load, with the CPU meter and the access-log offset taken when the run phase starts."""
     trees = {"app (gunicorn)": [gunicorn.process.pid], "PostgreSQL": postgres.pids(), "load client": [os.getpid()]}
     started: dict = {}

@@ -61,6 +61,7 @@ def per_pair(function: Callable[[str, str], float], pairs: list[tuple[str, str]]
 
 # --- 2. the plain sequential loop the engine is compared with -----------------------------------------------
 
+
 def plain_effort_loop(pairs: list[tuple[str, str]]) -> tuple[dict[str, list[float]], float]:
     """What one would write without score_pairs: each library called per pair, in one process. Compression is
     the engine's own function, so the comparison measures only how score_pairs runs the work."""
@@ -81,8 +82,10 @@ def plain_effort_loop(pairs: list[tuple[str, str]]) -> tuple[dict[str, list[floa
 
     ter, bleu, chrf = TER(case_sensitive=True), BLEU(effective_order=True), CHRF()
     rouge = RougeScorer(["rougeL"], tokenizer=_AnyScriptTokenizer())
-    out: dict[str, list[float]] = {name: [] for name in ("compression", "levenshtein", "levenshtein_words", "ter",
-                                                        "bleu", "chrf", "rouge_l", "charac_ter")}
+    out: dict[str, list[float]] = {
+        name: []
+        for name in ("compression", "levenshtein", "levenshtein_words", "ter", "bleu", "chrf", "rouge_l", "charac_ter")
+    }
     start = time.perf_counter()
     for mt, pe in pairs:
         out["compression"].append(compression(mt, pe))
@@ -97,6 +100,7 @@ def plain_effort_loop(pairs: list[tuple[str, str]]) -> tuple[dict[str, list[floa
 
 
 # --- calibration: how much parallel capacity the (shared) machine offers right now -----------------------------
+
 
 def _burn(n: int) -> float:
     x = 0
@@ -121,6 +125,7 @@ def parallel_capacity(processes: int, n: int = 10_000_000) -> float:
 
 
 # --- 3. a million characters, each implementation in its own process ----------------------------------------
+
 
 def million_texts(pairs: list[tuple[str, str]]) -> tuple[str, str]:
     """The study's MT texts end to end, and its post-edits, each cut to 1,000,000 characters (ASCII copy)."""
@@ -161,6 +166,7 @@ def run_million(which: str, folder: Path) -> dict:
 
 
 # --- the run ------------------------------------------------------------------------------------------------
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -209,21 +215,42 @@ def main() -> None:
 
     us = 1e6 / len(pairs)
     rows = [
-        ("compression, per pair (ASCII copy)", f"{published_s * us:.0f} µs", f"{ours_s * us:.0f} µs",
-         f"{published_s / ours_s:.2f}x", "2x"),
-        (f"effort suite ({len(EFFORT_SUITE)} metrics), {len(pairs):,} pairs end to end",
-         f"{plain_s:.1f} s", f"{engine_s:.1f} s ({worker_count()} processes)", f"{plain_s / engine_s:.2f}x", "1.8x"),
-        (f"(calibration) {worker_count()} CPU-bound processes vs 1, before / after the suite", "", "",
-         f"{capacity_before:.2f}x / {capacity_after:.2f}x", f"{worker_count()}x if the cores are free"),
-        ("compression, two 1,000,000-character texts", f"{theirs['seconds']:.2f} s, peak +{theirs['peak_mb']:.0f} MB",
-         f"{mine['seconds']:.2f} s, peak +{mine['peak_mb']:.0f} MB", f"{theirs['seconds'] / mine['seconds']:.2f}x",
-         "faster"),
+        (
+            "compression, per pair (ASCII copy)",
+            f"{published_s * us:.0f} µs",
+            f"{ours_s * us:.0f} µs",
+            f"{published_s / ours_s:.2f}x",
+            "2x",
+        ),
+        (
+            f"effort suite ({len(EFFORT_SUITE)} metrics), {len(pairs):,} pairs end to end",
+            f"{plain_s:.1f} s",
+            f"{engine_s:.1f} s ({worker_count()} processes)",
+            f"{plain_s / engine_s:.2f}x",
+            "1.8x",
+        ),
+        (
+            f"(calibration) {worker_count()} CPU-bound processes vs 1, before / after the suite",
+            "",
+            "",
+            f"{capacity_before:.2f}x / {capacity_after:.2f}x",
+            f"{worker_count()}x if the cores are free",
+        ),
+        (
+            "compression, two 1,000,000-character texts",
+            f"{theirs['seconds']:.2f} s, peak +{theirs['peak_mb']:.0f} MB",
+            f"{mine['seconds']:.2f} s, peak +{mine['peak_mb']:.0f} MB",
+            f"{theirs['seconds'] / mine['seconds']:.2f}x",
+            "faster",
+        ),
     ]
-    table = "\n".join([
-        "| measurement | published / plain loop | editlab | speed-up | goal |",
-        "|---|---|---|---|---|",
-        *(f"| {' | '.join(row)} |" for row in rows),
-    ])
+    table = "\n".join(
+        [
+            "| measurement | published / plain loop | editlab | speed-up | goal |",
+            "|---|---|---|---|---|",
+            *(f"| {' | '.join(row)} |" for row in rows),
+        ]
+    )
     notes = (
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, by `python -m editlab.benchmarks.metrics`; load average "

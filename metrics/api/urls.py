@@ -5,7 +5,9 @@ from metrics.api import views_analysis, views_values
 urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
     path("metric-values/", views_values.MetricValueListApi.as_view(), name="api-metric-values"),
-    path("projects/<int:pk>/metric-jobs/create/", views_values.MetricJobCreateApi.as_view(), name="api-metric-job-create"),
+    path(
+        "projects/<int:pk>/metric-jobs/create/", views_values.MetricJobCreateApi.as_view(), name="api-metric-job-create"
+    ),
     path("metric-jobs/<int:pk>/", views_values.MetricJobDetailApi.as_view(), name="api-metric-job"),
     path("metric-jobs/<int:pk>/retry/", views_values.MetricJobRetryApi.as_view(), name="api-metric-job-retry"),
     path("projects/<int:pk>/export/", views_values.ProjectExportApi.as_view(), name="api-project-export"),

@@ -48,11 +48,16 @@ class ProjectAnalysisApi(APIView):
         params = query.validated_data
         try:
             selection = selection_build(
-                project=project, target=params["target"], variant=params["variant"],
-                annotators=params["annotators"], task_type=params["task_type"], origin=params["origin"],
+                project=project,
+                target=params["target"],
+                variant=params["variant"],
+                annotators=params["annotators"],
+                task_type=params["task_type"],
+                origin=params["origin"],
             )
-            settings = Settings(k=params["k"], test_size=params["test_size"], seed=params["seed"],
-                                cv_repeats=params["cv_repeats"])
+            settings = Settings(
+                k=params["k"], test_size=params["test_size"], seed=params["seed"], cv_repeats=params["cv_repeats"]
+            )
         except (SelectionError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         report = report_build(selection=selection, settings=settings)

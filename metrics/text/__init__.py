@@ -10,11 +10,11 @@ and edited the post-edit (for gold-based metrics: the system output judged again
 
 from __future__ import annotations
 
+from . import catalog as _catalog  # noqa: F401  (fills METRICS)
 from .compression import compression_distance
 from .config import configure
 from .parallel import REFERENCE_SEPARATOR, VARIANTS, Pair, score_pairs, variant_original
 from .registry import METRICS, Metric, MetricFailed, MetricUnavailable, get_metric
-from . import catalog as _catalog  # noqa: F401  (fills METRICS)
 
 EFFORT_SUITE: tuple[str, ...] = (
     "compression",

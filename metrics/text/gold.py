@@ -25,6 +25,7 @@ def _ngrams(tokens: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
 
 # --- SARI (Xu et al. 2016), EASSE's implementation as EditEval runs it -------------------------------------
 
+
 @cache
 def _tokenizer_13a():
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
@@ -67,15 +68,20 @@ def sari(original: str, edited: str, *, gold: Sequence[str], **_: object) -> flo
         add += _f1(len(added_by_output & set(r)), len(added_by_output), len(added_by_gold))
         s_k, o_k = _scaled(s, k), _scaled(o, k)
         kept_by_output, kept_by_gold = s_k & o_k, s_k & r
-        keep += _f1(sum((kept_by_output & kept_by_gold).values()), sum(kept_by_output.values()),
-                    sum(kept_by_gold.values()))
+        keep += _f1(
+            sum((kept_by_output & kept_by_gold).values()), sum(kept_by_output.values()), sum(kept_by_gold.values())
+        )
         deleted_by_output, deleted_by_gold = s_k - o_k, s_k - r
-        delete += _f1(sum((deleted_by_output & deleted_by_gold).values()), sum(deleted_by_output.values()),
-                      sum(deleted_by_gold.values()))
+        delete += _f1(
+            sum((deleted_by_output & deleted_by_gold).values()),
+            sum(deleted_by_output.values()),
+            sum(deleted_by_gold.values()),
+        )
     return 100.0 * (add + keep + delete) / (3 * MAX_N)
 
 
 # --- GLEU for grammatical error correction (Napoles et al. 2015; the 2016 "without tuning" revision) -------
+
 
 def _gleu_one(source: list[str], output: list[str], target: list[str]) -> float:
     log_precisions = 0.0
@@ -123,6 +129,7 @@ def ibleu(original: str, edited: str, *, gold: Sequence[str], **_: object) -> fl
 
 
 # --- exact match, and exact match on the diffs --------------------------------------------------------------
+
 
 def exact_match(original: str, edited: str, *, gold: Sequence[str], **_: object) -> float:
     """1 if the output equals a gold edit (ignoring leading and trailing whitespace), else 0."""

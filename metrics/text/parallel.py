@@ -187,8 +187,13 @@ def _drain(done: queue.Queue, store: Callable, *, block: bool) -> bool:
 
 
 def _feed_pool(
-    todo: deque, pairs: list[Pair], names: list[str], variant: str, processes: int,
-    done: queue.Queue, stop: threading.Event,
+    todo: deque,
+    pairs: list[Pair],
+    names: list[str],
+    variant: str,
+    processes: int,
+    done: queue.Queue,
+    stop: threading.Event,
 ) -> None:
     running: dict = {}
     try:

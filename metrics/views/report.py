@@ -113,14 +113,16 @@ def _report_context(report: Report, project: Project) -> dict:
 
     rows = []
     for row, (name, result) in zip(summary_rows(analysis), analysis.metrics.items(), strict=True):
-        rows.append({
-            **row,
-            "pearson_p_text": format_p(row["pearson_p"]),
-            "williams_p_text": format_p(row["williams_p"]),
-            "per_annotator": [result.pearson_per_annotator.get(a) for a in analysis.annotators],
-            "messages": result.messages,
-            "plots": plot_urls("scatter", metric=name) if result.pearson is not None else None,
-        })
+        rows.append(
+            {
+                **row,
+                "pearson_p_text": format_p(row["pearson_p"]),
+                "williams_p_text": format_p(row["williams_p"]),
+                "per_annotator": [result.pearson_per_annotator.get(a) for a in analysis.annotators],
+                "messages": result.messages,
+                "plots": plot_urls("scatter", metric=name) if result.pearson is not None else None,
+            }
+        )
     model = analysis.effort_model
     contributions = []
     if model is not None:
@@ -222,16 +224,18 @@ def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
     data = selection_data(selection=selection)
     metric = query.get("metric", "")
     if metric not in data.metrics:
-        raise _PlotError(f"metric {metric!r} has no values in this selection; choose one of: "
-                         f"{', '.join(data.metrics) or 'none'}")
+        raise _PlotError(
+            f"metric {metric!r} has no values in this selection; choose one of: {', '.join(data.metrics) or 'none'}"
+        )
     target = selection.target_column
     rows = data.frame.dropna(subset=[metric, target])
     x, y = rows[metric].to_numpy(float), rows[target].to_numpy(float)
     correlation = correlate(x, y)
     filename = f"{_safe_name(selection.project.name)}-{_safe_name(metric)}-{target}"
     if fmt == "csv":
-        return _csv_response(rows[["post_edit_id", "external_id", "annotator", metric, target]].to_dict("records"),
-                             filename)
+        return _csv_response(
+            rows[["post_edit_id", "external_id", "annotator", metric, target]].to_dict("records"), filename
+        )
     fit = fit_line(x, y)
     if fmt == "json":
         return _json_response(
@@ -242,15 +246,22 @@ def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
                 "n": int(x.size),
                 "pearson": correlation.pearson,
                 "pearson_ci": list(correlation.pearson_ci) if correlation.pearson_ci else None,
-                "fit": {"slope": fit.slope, "intercept": fit.intercept, "residual_sd": fit.residual_sd} if fit else None,
+                "fit": {"slope": fit.slope, "intercept": fit.intercept, "residual_sd": fit.residual_sd}
+                if fit
+                else None,
                 "points": json.loads(rows[["post_edit_id", "annotator", metric, target]].to_json(orient="records")),
             },
             filename,
         )
     r = f"r = {correlation.pearson:.3f}" if correlation.pearson is not None else "r undefined"
     content = plots.scatter(
-        x, y, fit=fit, fmt=fmt, title=f"{selection.project.name}: {metric} ({r}, n = {x.size:,})",
-        xlabel=f"{metric} ({data.directions.get(metric, 'effort')})", ylabel=target,
+        x,
+        y,
+        fit=fit,
+        fmt=fmt,
+        title=f"{selection.project.name}: {metric} ({r}, n = {x.size:,})",
+        xlabel=f"{metric} ({data.directions.get(metric, 'effort')})",
+        ylabel=target,
     )
     return _figure_response(content, fmt, filename)
 
@@ -262,16 +273,19 @@ def _heatmap(selection: Selection, query, fmt: str) -> HttpResponse:
     filename = f"{_safe_name(selection.project.name)}-metric-matrix"
     if fmt == "csv":
         return _csv_response(
-            [{"metric": a, **dict(zip(matrix["metrics"], row, strict=True))}
-             for a, row in zip(matrix["metrics"], matrix["values"], strict=True)],
+            [
+                {"metric": a, **dict(zip(matrix["metrics"], row, strict=True))}
+                for a, row in zip(matrix["metrics"], matrix["values"], strict=True)
+            ],
             filename,
         )
     if fmt == "json":
         return _json_response({"selection": selection.describe(), **matrix}, filename)
     if len(matrix["metrics"]) < 2:
         raise _PlotError("the matrix needs at least two metrics")
-    content = plots.heatmap(matrix["metrics"], matrix["values"], fmt=fmt,
-                            title=f"{selection.project.name}: metric x metric Pearson r")
+    content = plots.heatmap(
+        matrix["metrics"], matrix["values"], fmt=fmt, title=f"{selection.project.name}: metric x metric Pearson r"
+    )
     return _figure_response(content, fmt, filename)
 
 
@@ -300,7 +314,10 @@ def _effort(selection: Selection, query, fmt: str) -> HttpResponse:
             filename,
         )
     content = plots.predicted_vs_measured(
-        np.asarray(model.measured), np.asarray(model.predicted), fmt=fmt, label=target,
+        np.asarray(model.measured),
+        np.asarray(model.predicted),
+        fmt=fmt,
+        label=target,
         title=f"{selection.project.name}: effort model (CV R² = {model.r2_cv.mean:.3f})",
     )
     return _figure_response(content, fmt, filename)

@@ -42,7 +42,10 @@ def test_the_event_log_visits_and_post_edits_are_read_only(admin_client):
     assert detail.status_code == 200  # viewable
     posted = admin_client.post(reverse("admin:annotations_editevent_change", args=[event.pk]), {"key": "b"})
     assert posted.status_code == 403
-    assert admin_client.post(reverse("admin:annotations_editevent_delete", args=[event.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        admin_client.post(reverse("admin:annotations_editevent_delete", args=[event.pk]), {"post": "yes"}).status_code
+        == 403
+    )
     assert EditEvent.objects.get().key == "a"
     assert admin_client.get(reverse("admin:annotations_postedit_add")).status_code == 403
     assert admin_client.get(reverse("admin:annotations_visit_add")).status_code == 403
@@ -69,7 +72,9 @@ def test_withdraw_action_keeps_submitted_work_and_bulk_delete_is_gone(admin_clie
     admin_client.post(url, {"action": "withdraw_pending", "_selected_action": [pending.pk, done.assignment_id]})
     assert list(Assignment.objects.values_list("pk", flat=True)) == [done.assignment_id]
     assert PostEdit.objects.count() == 1
-    assert admin_client.get(reverse("admin:annotations_assignment_delete", args=[done.assignment_id])).status_code == 403
+    assert (
+        admin_client.get(reverse("admin:annotations_assignment_delete", args=[done.assignment_id])).status_code == 403
+    )
 
 
 def test_admin_sets_roles_with_an_action_and_on_the_user_form(admin_client, annotator):
@@ -81,8 +86,13 @@ def test_admin_sets_roles_with_an_action_and_on_the_user_form(admin_client, anno
 
     response = admin_client.post(
         reverse("admin:auth_user_add"),
-        {"username": "newadmin", "role": "admin", "password1": "long-enough-pw", "password2": "long-enough-pw",
-         "usable_password": "true"},
+        {
+            "username": "newadmin",
+            "role": "admin",
+            "password1": "long-enough-pw",
+            "password2": "long-enough-pw",
+            "usable_password": "true",
+        },
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     new = User.objects.get(username="newadmin")
@@ -97,6 +107,9 @@ def test_batch_page_links_to_its_items_and_assignments(admin_client):
     ItemFactory(project=project, batch=batch, batch_position=0)
     page = admin_client.get(reverse("admin:annotations_batch_change", args=[batch.pk])).content.decode()
     assert f"?batch__id__exact={batch.pk}" in page and "1 items" in page
-    assert admin_client.get(reverse("admin:annotations_item_changelist") + f"?batch__id__exact={batch.pk}").status_code == 200
+    assert (
+        admin_client.get(reverse("admin:annotations_item_changelist") + f"?batch__id__exact={batch.pk}").status_code
+        == 200
+    )
     url = reverse("admin:annotations_assignment_changelist") + f"?item__batch__id__exact={batch.pk}"
     assert admin_client.get(url).status_code == 200

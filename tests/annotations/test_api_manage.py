@@ -112,14 +112,19 @@ def test_make_batches_then_assign_with_overlap(api_admin, annotator, other_annot
     made = api_admin.post(reverse("api-batches-make", args=[project.pk]), {"size": 2, "shuffle_seed": 3}, format="json")
     assert made.status_code == 201
     assert [(b["name"], b["item_count"]) for b in made.json()["batches"]] == [
-        ("batch 001", 2), ("batch 002", 2), ("batch 003", 1)
+        ("batch 001", 2),
+        ("batch 002", 2),
+        ("batch 003", 1),
     ]
     assigned = api_admin.post(
         reverse("api-batches-assign", args=[project.pk]), {"annotators": ["anna", "bob"], "overlap": 2}, format="json"
     )
     assert assigned.status_code == 200
     assert assigned.json() == {
-        "created": 10, "batches": 3, "skipped_full_items": 0, "per_annotator": {"anna": 5, "bob": 5}
+        "created": 10,
+        "batches": 3,
+        "skipped_full_items": 0,
+        "per_annotator": {"anna": 5, "bob": 5},
     }
     listed = api_admin.get(reverse("api-batches", args=[project.pk])).json()
     assert all(b["annotators"] == ["anna", "bob"] for b in listed)
@@ -160,8 +165,12 @@ def test_withdraw_and_reassign_through_the_api(api_admin, annotator, other_annot
         reverse("api-assignments-reassign"), {"ids": [a.pk, done.assignment_id], "to": "bob"}, format="json"
     )
     assert response.json() == {
-        "withdrawn": 0, "reassigned": 1, "kept_submitted": 1, "kept_in_progress": 0,
-        "skipped_already_assigned": 0, "not_found": [],
+        "withdrawn": 0,
+        "reassigned": 1,
+        "kept_submitted": 1,
+        "kept_in_progress": 0,
+        "skipped_already_assigned": 0,
+        "not_found": [],
     }
     assert Assignment.objects.get(item=a.item).annotator == other_annotator
     response = api_admin.post(reverse("api-assignments-withdraw"), {"ids": [b.pk, 99999]}, format="json")
@@ -171,7 +180,9 @@ def test_withdraw_and_reassign_through_the_api(api_admin, annotator, other_annot
 
 def test_progress_endpoint(api_admin, annotator):
     project = ProjectFactory()
-    SubmittedPostEditFactory(assignment__item=ItemFactory(project=project), assignment__annotator=annotator, active_ms=4000)
+    SubmittedPostEditFactory(
+        assignment__item=ItemFactory(project=project), assignment__annotator=annotator, active_ms=4000
+    )
     AssignmentFactory(item=ItemFactory(project=project), annotator=annotator)
     body = api_admin.get(reverse("api-project-progress", args=[project.pk])).json()
     assert body["total"]["submitted"] == 1 and body["total"]["pending"] == 1
@@ -183,7 +194,9 @@ def test_users_and_roles(api_admin, annotator):
     listed = {u["username"]: u["role"] for u in api_admin.get(reverse("api-users")).json()}
     assert listed == {"adam": "admin", "anna": "annotator"}
     created = api_admin.post(
-        reverse("api-user-create"), {"username": "nora", "role": "researcher", "password": "long-enough-pw"}, format="json"
+        reverse("api-user-create"),
+        {"username": "nora", "role": "researcher", "password": "long-enough-pw"},
+        format="json",
     )
     assert created.status_code == 201 and created.json()["role"] == "researcher"
     promoted = api_admin.post(reverse("api-user-role", args=[annotator.pk]), {"role": "admin"}, format="json")

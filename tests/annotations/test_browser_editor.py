@@ -199,8 +199,10 @@ def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, an
     mean_us = statistics.fmean(samples_us)
     median_us = statistics.median(samples_us)
     p99_us = samples_us[int(0.99 * (len(samples_us) - 1))]
-    print(f"\nlogger handler cost over {len(samples_us)} events: mean {mean_us:.1f} µs, "
-          f"median {median_us:.1f} µs, p99 {p99_us:.1f} µs, max {samples_us[-1]:.1f} µs")
+    print(
+        f"\nlogger handler cost over {len(samples_us)} events: mean {mean_us:.1f} µs, "
+        f"median {median_us:.1f} µs, p99 {p99_us:.1f} µs, max {samples_us[-1]:.1f} µs"
+    )
     assert mean_us < 200, f"mean handler cost {mean_us:.1f} µs"
     assert p99_us < 1000, f"p99 handler cost {p99_us:.1f} µs"
 
@@ -259,4 +261,3 @@ def test_skip_asks_for_a_reason(context, site, annotator, item_for):
         assignment.refresh_from_db()
     assert assignment.status == Assignment.SKIPPED
     assert assignment.skip_reason == "The source is garbled."
-

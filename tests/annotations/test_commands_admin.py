@@ -18,7 +18,9 @@ def _run(*args) -> str:
 
 
 def test_add_user_creates_then_updates(db):
-    assert "Created user eva with role admin (staff" in _run("add_user", "eva", "--role", "admin", "--password", "long-enough-pw")
+    assert "Created user eva with role admin (staff" in _run(
+        "add_user", "eva", "--role", "admin", "--password", "long-enough-pw"
+    )
     assert is_admin(User.objects.get(username="eva"))
     assert "Updated user eva with role annotator." in _run("add_user", "eva", "--role", "annotator")
     eva = User.objects.get(username="eva")
@@ -92,7 +94,8 @@ def test_withdraw_and_reassign_from_the_command_line(db):
     out = _run("assign", "--project", "Study", "--withdraw-from", "a")
     assert "Withdrew 2 assignments of a" in out
     assert sorted(Assignment.objects.values_list("annotator__username", "item__external_id")) == [
-        ("a", done.item.external_id), ("b", "w1")
+        ("a", done.item.external_id),
+        ("b", "w1"),
     ]
     with pytest.raises(CommandError, match="--reassign-from needs --to"):
         _run("assign", "--project", "Study", "--reassign-from", "a")

@@ -1,5 +1,7 @@
 """POST /api/post-edits/<id>/draft/: autosave with optimistic locking; the two-tab conflict."""
 
+import json
+
 import pytest
 
 from annotations.editing import post_edit_open
@@ -101,7 +103,7 @@ def test_it_rejects_malformed_drafts(annotator, annotator_client, payload, messa
 
 def test_a_draft_can_be_beaconed_as_a_form_post(annotator, annotator_client):
     post_edit, visit = open_item(annotator)
-    payload = '{"page_id": "%s", "text": "Beaconed.", "version": 0}' % visit.page_id
+    payload = json.dumps({"page_id": str(visit.page_id), "text": "Beaconed.", "version": 0})
     response = annotator_client.post(url("draft", post_edit), {"payload": payload})
     assert response.json() == {"version": 1}
 

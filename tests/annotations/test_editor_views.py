@@ -141,7 +141,7 @@ def test_the_editor_shows_guidelines_instruction_source_and_references(annotator
         references=["First reference text.", {"title": "Manual", "text": "Second reference."}],
     )
     content = annotator_client.get(f"/edit/{assignment.pk}/").content.decode()
-    assert "<details class=\"guidelines\">" in content
+    assert '<details class="guidelines">' in content
     assert "<strong>short</strong>" in content
     assert '<span id="instruction">Fix grammar</span>' in content
     assert "Das ist ein Test." in content

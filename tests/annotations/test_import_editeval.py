@@ -57,7 +57,11 @@ def test_it_imports_examples_as_items_with_gold_edits_and_references(tmp_path, p
     assert (first.task_type, first.references, first.source) == ("grammar", [], "")
     assert second.references == ["Turing was born in 1912."]
     assert second.meta == {"split": "test", "title": "Alan Turing"}
-    assert (third.external_id, third.task_type, third.meta) == ("17", "clarity,coherence", {"tasks": ["clarity", "coherence"]})
+    assert (third.external_id, third.task_type, third.meta) == (
+        "17",
+        "clarity,coherence",
+        {"tasks": ["clarity", "coherence"]},
+    )
     assert [i.position for i in (first, second, third)] == [0, 1, 2]
 
 
@@ -90,7 +94,10 @@ def test_a_reimport_skips_the_items_already_there(tmp_path, project):
 BAD_LINES = [
     ("{not json", r"line 2: invalid JSON: Expecting property name"),
     ("[1, 2]", r"line 2: expected a JSON object, got a list"),
-    (json.dumps({k: v for k, v in example(5).items() if k != "input"}), r"line 2, field 'input': required field is missing"),
+    (
+        json.dumps({k: v for k, v in example(5).items() if k != "input"}),
+        r"line 2, field 'input': required field is missing",
+    ),
     (json.dumps(example(5, input=["a"])), r"line 2, field 'input': must be a string, got a list"),
     (json.dumps(example(5, input="  ")), r"line 2, field 'input': must not be empty"),
     (json.dumps(example(5, edits="one edit")), r"line 2, field 'edits': must be a list of strings, got a string"),
@@ -122,7 +129,9 @@ def test_it_rejects_an_id_the_project_has_with_other_text(tmp_path, project):
     ItemFactory(project=project, external_id="jfleg-test-1", model_output="Something else.")
     path = write_jsonl(tmp_path / "a.jsonl", [example(0), example(1)])
 
-    with pytest.raises(ImportDataError, match=r"line 2, field 'external_id': duplicate id 'jfleg-test-1': .* different model_output"):
+    with pytest.raises(
+        ImportDataError, match=r"line 2, field 'external_id': duplicate id 'jfleg-test-1': .* different model_output"
+    ):
         import_items(project=project, fmt="editeval", path=path)
     assert Item.objects.filter(project=project).count() == 1
 
@@ -130,7 +139,11 @@ def test_it_rejects_an_id_the_project_has_with_other_text(tmp_path, project):
 @pytest.mark.django_db
 def test_it_rejects_bytes_that_are_not_utf8(tmp_path, project):
     path = tmp_path / "latin1.jsonl"
-    path.write_bytes(json.dumps(example(0)).encode() + b"\n" + json.dumps(example(1), ensure_ascii=False).replace("New", "N\u00e9w").encode("latin-1"))
+    path.write_bytes(
+        json.dumps(example(0)).encode()
+        + b"\n"
+        + json.dumps(example(1), ensure_ascii=False).replace("New", "N\u00e9w").encode("latin-1")
+    )
 
     with pytest.raises(ImportDataError, match=r"latin1.jsonl, line 2: byte 0xe9 at offset \d+ is not UTF-8"):
         import_items(project=project, fmt="editeval", path=str(path))

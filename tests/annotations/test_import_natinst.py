@@ -111,21 +111,33 @@ def test_a_reimport_creates_nothing(tmp_path):
     [
         ('{\n  "Definition": ["x"],\n  "Instances": [,]\n}', r"line 3: invalid JSON: Expecting value"),
         ("[]", r"line 1: expected a JSON object \(one task\), got a list"),
-        ('{"Definition": "x", "Instances": [{"input": "a", "output": [], "n": -Infinity}]}',
-         r"json: invalid JSON: -Infinity is not allowed"),
+        (
+            '{"Definition": "x", "Instances": [{"input": "a", "output": [], "n": -Infinity}]}',
+            r"json: invalid JSON: -Infinity is not allowed",
+        ),
         (task(Instances=[]), r"field 'Instances': required field must be a non-empty list"),
         ({k: v for k, v in task().items() if k != "Definition"}, r"field 'Definition': required field is missing"),
         (task(Definition=[1]), r"field 'Definition': entry 0 must be a string"),
-        (task(**{"Positive Examples": [{"input": "x", "output": 2}]}),
-         r"line \d+, field 'Positive Examples\[0\].output': must be a string, got a number"),
-        (task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "b", "input": "x"}]),
-         r"line {b}, field 'Instances\[1\].output': required field is missing"),
-        (task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "b", "input": "x", "output": "y"}]),
-         r"line {b}, field 'Instances\[1\].output': must be a list of strings, got a string"),
-        (task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "b", "input": "x", "output": [None]}]),
-         r"line {b}, field 'Instances\[1\].output': entry 0 must be a string, got null"),
-        (task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "a", "input": "x", "output": []}]),
-         r"line {a2}, field 'external_id': duplicate id 'a' \(first at .*, line {a}\)"),
+        (
+            task(**{"Positive Examples": [{"input": "x", "output": 2}]}),
+            r"line \d+, field 'Positive Examples\[0\].output': must be a string, got a number",
+        ),
+        (
+            task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "b", "input": "x"}]),
+            r"line {b}, field 'Instances\[1\].output': required field is missing",
+        ),
+        (
+            task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "b", "input": "x", "output": "y"}]),
+            r"line {b}, field 'Instances\[1\].output': must be a list of strings, got a string",
+        ),
+        (
+            task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "b", "input": "x", "output": [None]}]),
+            r"line {b}, field 'Instances\[1\].output': entry 0 must be a string, got null",
+        ),
+        (
+            task(Instances=[{"id": "a", "input": "x", "output": []}, {"id": "a", "input": "x", "output": []}]),
+            r"line {a2}, field 'external_id': duplicate id 'a' \(first at .*, line {a}\)",
+        ),
     ],
 )
 @pytest.mark.django_db
@@ -137,7 +149,9 @@ def test_it_rejects_bad_task_files_and_imports_nothing(tmp_path, data, message):
         if text.strip() in ('"id": "a",', '"id": "b",'):
             key = text.strip()[7]
             ids[key if key not in ids else key + "2"] = n - 1
-    message = message.replace("{b}", str(ids.get("b"))).replace("{a2}", str(ids.get("a2"))).replace("{a}", str(ids.get("a")))
+    message = (
+        message.replace("{b}", str(ids.get("b"))).replace("{a2}", str(ids.get("a2"))).replace("{a}", str(ids.get("a")))
+    )
 
     with pytest.raises(ImportDataError, match=message) as caught:
         import_items(project="gec", fmt="natinst", path=path, create_project=True)

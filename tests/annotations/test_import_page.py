@@ -110,9 +110,7 @@ def test_bad_input_is_a_form_error_naming_file_and_line_and_nothing_is_imported(
 
     assert response.status_code == 400
     errors = response.context["form"].errors["files"]
-    assert errors == [
-        "Nothing was imported. examples.jsonl, line 2, field 'edits': required field is missing"
-    ]
+    assert errors == ["Nothing was imported. examples.jsonl, line 2, field 'edits': required field is missing"]
     assert not Item.objects.exists()
 
 
@@ -129,7 +127,10 @@ def test_non_utf8_and_oversized_uploads_are_form_errors(admin_client, settings):
     big = upload("big.csv", "model_output\n" + "x" * 2000 + "\n")
     response = admin_client.post(PAGE, {"project": project.pk, "fmt": "table", "files": big})
     assert response.status_code == 400
-    assert "big.csv: file is 2,014 bytes, over the import limit of 1,024 bytes" in response.context["form"].errors["files"][0]
+    assert (
+        "big.csv: file is 2,014 bytes, over the import limit of 1,024 bytes"
+        in response.context["form"].errors["files"][0]
+    )
     assert not Item.objects.exists()
 
 
@@ -142,16 +143,16 @@ def test_a_pet_study_is_uploaded_as_several_files(admin_client):
         upload("ann1", pet_row("d", 1, "Un gato.", "El gato.")),
     ]
 
-    response = admin_client.post(
-        PAGE, {"project": project.pk, "fmt": "pet", "files": files, "annotator_prefix": "up-"}
-    )
+    response = admin_client.post(PAGE, {"project": project.pk, "fmt": "pet", "files": files, "annotator_prefix": "up-"})
 
     assert response.status_code == 200
     report = response.context["report"]
     assert (report.items_created, report.post_edits_created) == (1, 2)
     assert report.annotators_created == ["up-ann0", "up-ann1"]
     assert PostEdit.objects.get(assignment__annotator__username="up-ann1").origin_detail == {
-        "format": "pet", "file": "ann1", "line": 1
+        "format": "pet",
+        "file": "ann1",
+        "line": 1,
     }
 
 
@@ -176,10 +177,18 @@ def test_the_mapping_partial_offers_the_files_columns(admin_client):
 @pytest.mark.django_db
 def test_a_table_upload_uses_the_chosen_mapping(admin_client):
     project = ProjectFactory()
-    mapping = {"map_external_id": "seg", "map_model_output": "mt", "map_edited": "post", "map_annotator": "who",
-               "map_wall_s": "secs", "map_source": ""}
+    mapping = {
+        "map_external_id": "seg",
+        "map_model_output": "mt",
+        "map_edited": "post",
+        "map_annotator": "who",
+        "map_wall_s": "secs",
+        "map_source": "",
+    }
 
-    response = admin_client.post(PAGE, {"project": project.pk, "fmt": "table", "files": upload("s.csv", STUDY), **mapping})
+    response = admin_client.post(
+        PAGE, {"project": project.pk, "fmt": "table", "files": upload("s.csv", STUDY), **mapping}
+    )
 
     assert response.status_code == 200
     assert (response.context["report"].items_created, response.context["report"].post_edits_created) == (1, 2)

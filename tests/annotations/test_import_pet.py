@@ -12,8 +12,10 @@ from annotations.models import Assignment, Item, PostEdit, Project
 from annotations.roles import is_annotator
 from tests.factories import AssignmentFactory, ProjectFactory, UserFactory
 
-HEADER = "<file_name>\t<line_in_file>\t<who>\t<src>\t<time>\t<letters>\t<digits>\t<spaces>\t<symbols>\t" \
+HEADER = (
+    "<file_name>\t<line_in_file>\t<who>\t<src>\t<time>\t<letters>\t<digits>\t<spaces>\t<symbols>\t"
     "<navigation>\t<erase>\t<commands>\t<visible>\t<keystrokes>\t<allkeys>\t<S>\t<REF>\t<MT>\t<PE>\t<HTER>\n"
+)
 
 
 def pet_row(seg: str, line: int, mt: str, pe: str, *, time: int = 1000, letters: int = 3, hter: str = "0.25") -> str:
@@ -74,17 +76,44 @@ def test_it_imports_the_whole_iwslt2019_study(shared_data):
     assert item.model_output.startswith("En uno de los dos prestigiosos eventos de natación")
     assert item.references[0].startswith("En una de las dos distancias reinas")
     assert first.text.startswith("En uno de los dos prestigiosos eventos de natación, los 50 metros libres, fue")
-    effort = {f: getattr(first, f) for f in ("wall_ms", "letters", "digits", "spaces", "symbols", "navigation",
-                                             "erase", "commands", "visible", "keystrokes", "allkeys")}
-    assert effort == {"wall_ms": 119625, "letters": 45, "digits": 0, "spaces": 15, "symbols": 2, "navigation": 67,
-                      "erase": 6, "commands": 2, "visible": 62, "keystrokes": 68, "allkeys": 137}
+    effort = {
+        f: getattr(first, f)
+        for f in (
+            "wall_ms",
+            "letters",
+            "digits",
+            "spaces",
+            "symbols",
+            "navigation",
+            "erase",
+            "commands",
+            "visible",
+            "keystrokes",
+            "allkeys",
+        )
+    }
+    assert effort == {
+        "wall_ms": 119625,
+        "letters": 45,
+        "digits": 0,
+        "spaces": 15,
+        "symbols": 2,
+        "navigation": 67,
+        "erase": 6,
+        "commands": 2,
+        "visible": 62,
+        "keystrokes": 68,
+        "allkeys": 137,
+    }
     assert first.extra["who"] == "annotator1"
     assert first.extra["HTER"] == pytest.approx(0.30188679)
     assert first.extra["DA"] == pytest.approx(0.516222026494724)
     assert first.origin_detail == {"format": "pet", "file": str(shared_data / "iwslt2019" / "ann0"), "line": 1}
     # The same segment was post-edited by all five; two segments share S and MT yet stay two items.
     assert item.assignments.count() == 5
-    twins = project.items.filter(external_id__in=["en-es.newstest2008.rbmt5_doc-36:1", "en-es.newstest2008.rbmt5_doc-36:3"])
+    twins = project.items.filter(
+        external_id__in=["en-es.newstest2008.rbmt5_doc-36:1", "en-es.newstest2008.rbmt5_doc-36:3"]
+    )
     assert twins.count() == 2 and len({i.model_output for i in twins}) == 1
 
 
@@ -169,12 +198,18 @@ def editor_file(study: Path) -> str:
     [
         ("doc-1\t2\tonly three fields\n", r"ann1, line 1: 3 tab-separated fields, but .*header names 20 columns"),
         (pet_row("doc-1", 1, "Un gato.", "x", time=-5), r"ann1, line 1, field 'time': -5 is negative"),
-        (pet_row("doc-1", 1, "Un gato.", "x").replace("\t3\t", "\tthree\t", 1),
-         r"ann1, line 1, field 'letters': 'three' is not a whole number"),
-        (pet_row("doc-1", 1, "Un chat.", "x"),
-         r"ann1, line 1, field 'MT': segment 'doc-1:1' has a different MT than at .*ann0, line 1"),
-        (pet_row("doc-1", 1, "Un gato.", "x") + pet_row("doc-1", 1, "Un gato.", "y"),
-         r"ann1, line 2, field 'annotator': annotator 'ann1' edits item 'doc-1:1' twice"),
+        (
+            pet_row("doc-1", 1, "Un gato.", "x").replace("\t3\t", "\tthree\t", 1),
+            r"ann1, line 1, field 'letters': 'three' is not a whole number",
+        ),
+        (
+            pet_row("doc-1", 1, "Un chat.", "x"),
+            r"ann1, line 1, field 'MT': segment 'doc-1:1' has a different MT than at .*ann0, line 1",
+        ),
+        (
+            pet_row("doc-1", 1, "Un gato.", "x") + pet_row("doc-1", 1, "Un gato.", "y"),
+            r"ann1, line 2, field 'annotator': annotator 'ann1' edits item 'doc-1:1' twice",
+        ),
         (pet_row("doc-1", 3, "   ", "x"), r"ann1, line 1, field 'MT': the machine translation is empty"),
     ],
 )
@@ -231,7 +266,9 @@ def test_it_refuses_to_attach_work_to_a_researcher_account(study):
     UserFactory(username="ann1", role="researcher")
     project = ProjectFactory(name="pet")
 
-    with pytest.raises(ImportDataError, match=r"ann1, line 1, field 'annotator': user 'ann1' exists and is not an annotator"):
+    with pytest.raises(
+        ImportDataError, match=r"ann1, line 1, field 'annotator': user 'ann1' exists and is not an annotator"
+    ):
         import_items(project=project, fmt="pet", path=study)
     assert nothing_stored(project)
 
@@ -240,12 +277,16 @@ def test_it_refuses_to_attach_work_to_a_researcher_account(study):
 def test_it_never_overwrites_live_work_of_the_same_annotator(study):
     project = ProjectFactory(name="pet")
     import_items(project=project, fmt="pet", path=study)
-    live = AssignmentFactory(item__project=project, item__external_id="doc-1:3", annotator=UserFactory(username="ann0", role="annotator"))
+    live = AssignmentFactory(
+        item__project=project, item__external_id="doc-1:3", annotator=UserFactory(username="ann0", role="annotator")
+    )
     (study / "ann0").write_text(pet_row("doc-1", 3, live.item.model_output, "new"), encoding="utf-8")
     live.item.source, live.item.references = "source doc-1 3", ["ref 3"]
     live.item.save()
 
-    with pytest.raises(ImportDataError, match=r"annotator 'ann0' already has an assignment \(pending\) of item 'doc-1:3'"):
+    with pytest.raises(
+        ImportDataError, match=r"annotator 'ann0' already has an assignment \(pending\) of item 'doc-1:3'"
+    ):
         import_items(project=project, fmt="pet", path=study)
     assert PostEdit.objects.count() == 4
     assert Assignment.objects.get(pk=live.pk).status == Assignment.PENDING

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotations.importers import ImportDataError, import_items
-from annotations.importers.table import read_header
 from annotations.importers.base import InputFile
+from annotations.importers.table import read_header
 from annotations.models import Assignment, Item, PostEdit
 from annotations.roles import is_annotator
 from tests.factories import ProjectFactory
@@ -60,7 +60,7 @@ def test_it_imports_csv_rows_as_items_through_the_mapping(tmp_path, project):
 
 @pytest.mark.django_db
 def test_columns_named_like_targets_need_no_mapping_and_ids_come_from_the_text(tmp_path, project):
-    path = write(tmp_path, "plain.tsv", "source\tmodel_output\tgold_edits\nQ1\tA one\t[\"A 1\"]\nQ2\tA two\t\n")
+    path = write(tmp_path, "plain.tsv", 'source\tmodel_output\tgold_edits\nQ1\tA one\t["A 1"]\nQ2\tA two\t\n')
 
     import_items(project=project, fmt="table", path=path)
 
@@ -90,7 +90,12 @@ def test_a_finished_study_becomes_items_with_several_annotators_post_edits(tmp_p
     hello = Item.objects.get(project=project, model_output="Hello world.")
     edits = {pe.assignment.annotator.username: pe for pe in PostEdit.objects.filter(assignment__item=hello)}
     assert edits["lena"].text == "Hello, world."
-    assert (edits["lena"].wall_ms, edits["lena"].letters, edits["lena"].keystrokes, edits["lena"].allkeys) == (12500, 0, 1, 3)
+    assert (edits["lena"].wall_ms, edits["lena"].letters, edits["lena"].keystrokes, edits["lena"].allkeys) == (
+        12500,
+        0,
+        1,
+        3,
+    )
     assert edits["max"].wall_ms == 8000
     assert edits["lena"].extra == {"DA": 71}
     assert edits["lena"].origin == PostEdit.IMPORTED
@@ -140,8 +145,14 @@ def test_the_command_takes_the_mapping(tmp_path, project, capsys):
     path = write(tmp_path, "study.tsv", STUDY_TSV)
 
     call_command(
-        "import_items", path, "--project", project.name, "--format", "table",
-        "--map", "source=src,model_output=mt,edited=pe,annotator=who,wall_s=seconds",
+        "import_items",
+        path,
+        "--project",
+        project.name,
+        "--format",
+        "table",
+        "--map",
+        "source=src,model_output=mt,edited=pe,annotator=who,wall_s=seconds",
     )
 
     assert "post-edits created: 3" in capsys.readouterr().out
@@ -180,40 +191,94 @@ def test_read_header_offers_the_columns_for_the_mapping():
 
 
 BAD = [
-    ("a.csv", CSV, {"model_output": "mt_text", "colour": "refs"},
-     r"a.csv, line 1, field 'colour': unknown mapping target"),
+    (
+        "a.csv",
+        CSV,
+        {"model_output": "mt_text", "colour": "refs"},
+        r"a.csv, line 1, field 'colour': unknown mapping target",
+    ),
     ("a.csv", CSV, {"model_output": "mt"}, r"a.csv, line 1, field 'model_output': column 'mt' .* is not in the header"),
     ("a.csv", CSV, {}, r"a.csv, line 1, field 'model_output': map a column to model_output"),
-    ("s.tsv", STUDY_TSV, {**STUDY_MAP, "annotator": ""},
-     r"s.tsv, line 1, field 'annotator': a finished study .* needs both edited and annotator"),
+    (
+        "s.tsv",
+        STUDY_TSV,
+        {**STUDY_MAP, "annotator": ""},
+        r"s.tsv, line 1, field 'annotator': a finished study .* needs both edited and annotator",
+    ),
     ("s.tsv", STUDY_TSV, {**STUDY_MAP, "wall_ms": "letters"}, r"s.tsv, line 1, field 'wall_s': map wall_ms or wall_s"),
     ("a.csv", "model_output,x\nok,1\nbad\n", {}, r"a.csv, line 3: 1 fields, but the header names 2 columns"),
     ("a.csv", "model_output,x\nok,1\nnot,2,3\n", {}, r"a.csv, line 3: 3 fields, but the header names 2 columns"),
     ("a.csv", "model_output,model_output\nx,y\n", {}, r"a.csv, line 1, field 'model_output': column named twice"),
     ("a.csv", "model_output,x\nfine,1\n,2\n", {}, r"a.csv, line 3, field 'model_output': must not be empty"),
-    ("a.csv", "model_output,x\n\"two\nlines\",1\n,2\n", {}, r"a.csv, line 4, field 'model_output': must not be empty"),
-    ("a.csv", "external_id,model_output\nk,one\nk,two\n", {},
-     r"a.csv, line 3, field 'external_id': duplicate id 'k' \(first at .*a.csv, line 2\)"),
-    ("a.csv", "model_output,gold_edits\nx,\"[\"\"a\"\", 1]\"\n", {},
-     r"line 2, field 'gold_edits': must be a string or a list of strings"),
+    ("a.csv", 'model_output,x\n"two\nlines",1\n,2\n', {}, r"a.csv, line 4, field 'model_output': must not be empty"),
+    (
+        "a.csv",
+        "external_id,model_output\nk,one\nk,two\n",
+        {},
+        r"a.csv, line 3, field 'external_id': duplicate id 'k' \(first at .*a.csv, line 2\)",
+    ),
+    (
+        "a.csv",
+        'model_output,gold_edits\nx,"[""a"", 1]"\n',
+        {},
+        r"line 2, field 'gold_edits': must be a string or a list of strings",
+    ),
     ("a.csv", "model_output,gold_edits\nx,[NaN]\n", {}, r"line 2, field 'gold_edits': .* NaN is not allowed"),
-    ("a.csv", "model_output,gold_edits\nx,[oops\n", {}, r"line 2, field 'gold_edits': starts with '\[' but is not a JSON list"),
-    ("s.tsv", STUDY_TSV.replace("\t8\t", "\teight\t"), STUDY_MAP, r"s.tsv, line 3, field 'wall_s': 'eight' is not a number"),
-    ("s.tsv", STUDY_TSV.replace("\t0\t2\t2\t", "\t0\t-2\t2\t"), STUDY_MAP, r"s.tsv, line 3, field 'keystrokes': -2 is negative"),
-    ("s.tsv", STUDY_TSV.replace("\t0\t2\t2\t", "\t0\t2.5\t2\t"), STUDY_MAP,
-     r"s.tsv, line 3, field 'keystrokes': 2.5 is not a whole number"),
-    ("s.tsv", STUDY_TSV.replace("\tmax\t", "\tlena\t"), STUDY_MAP,
-     r"s.tsv, line 3, field 'annotator': annotator 'lena' edits item 'sha1-\w+' twice \(first at .*, line 2\)"),
-    ("s.tsv", STUDY_TSV.replace("\tmax\t", "\tMax Power\t"), STUDY_MAP,
-     r"s.tsv, line 3, field 'annotator': annotator name 'Max Power' is not a valid username"),
+    (
+        "a.csv",
+        "model_output,gold_edits\nx,[oops\n",
+        {},
+        r"line 2, field 'gold_edits': starts with '\[' but is not a JSON list",
+    ),
+    (
+        "s.tsv",
+        STUDY_TSV.replace("\t8\t", "\teight\t"),
+        STUDY_MAP,
+        r"s.tsv, line 3, field 'wall_s': 'eight' is not a number",
+    ),
+    (
+        "s.tsv",
+        STUDY_TSV.replace("\t0\t2\t2\t", "\t0\t-2\t2\t"),
+        STUDY_MAP,
+        r"s.tsv, line 3, field 'keystrokes': -2 is negative",
+    ),
+    (
+        "s.tsv",
+        STUDY_TSV.replace("\t0\t2\t2\t", "\t0\t2.5\t2\t"),
+        STUDY_MAP,
+        r"s.tsv, line 3, field 'keystrokes': 2.5 is not a whole number",
+    ),
+    (
+        "s.tsv",
+        STUDY_TSV.replace("\tmax\t", "\tlena\t"),
+        STUDY_MAP,
+        r"s.tsv, line 3, field 'annotator': annotator 'lena' edits item 'sha1-\w+' twice \(first at .*, line 2\)",
+    ),
+    (
+        "s.tsv",
+        STUDY_TSV.replace("\tmax\t", "\tMax Power\t"),
+        STUDY_MAP,
+        r"s.tsv, line 3, field 'annotator': annotator name 'Max Power' is not a valid username",
+    ),
     ("s.tsv", STUDY_TSV.replace("\tmax\t", "\t \t"), STUDY_MAP, r"s.tsv, line 3, field 'annotator': must not be empty"),
-    ("s.jsonl", '{"id": "a", "mt": "x", "pe": "y", "who": "w"}\n{"id": "a", "mt": "z", "pe": "y", "who": "v"}\n',
-     {"external_id": "id", "model_output": "mt", "edited": "pe", "annotator": "who"},
-     r"s.jsonl, line 2, field 'mt': item 'a' has a different model_output than at line 1"),
-    ("s.jsonl", '{"mt": "x", "pe": "y", "who": "w"}\n{"mt": "z", "who": "v"}\n',
-     {"model_output": "mt", "edited": "pe", "annotator": "who"},
-     r"s.jsonl, line 2, field 'pe': this row has no 'pe' \(mapped to edited\)"),
-    ("s.jsonl", '{"mt": ["x"]}\n', {"model_output": "mt"}, r"s.jsonl, line 1, field 'model_output': must be text, got a list"),
+    (
+        "s.jsonl",
+        '{"id": "a", "mt": "x", "pe": "y", "who": "w"}\n{"id": "a", "mt": "z", "pe": "y", "who": "v"}\n',
+        {"external_id": "id", "model_output": "mt", "edited": "pe", "annotator": "who"},
+        r"s.jsonl, line 2, field 'mt': item 'a' has a different model_output than at line 1",
+    ),
+    (
+        "s.jsonl",
+        '{"mt": "x", "pe": "y", "who": "w"}\n{"mt": "z", "who": "v"}\n',
+        {"model_output": "mt", "edited": "pe", "annotator": "who"},
+        r"s.jsonl, line 2, field 'pe': this row has no 'pe' \(mapped to edited\)",
+    ),
+    (
+        "s.jsonl",
+        '{"mt": ["x"]}\n',
+        {"model_output": "mt"},
+        r"s.jsonl, line 1, field 'model_output': must be text, got a list",
+    ),
     ("s.jsonl", '{"mt": "x"}\n{"mt": "y"\n', {"model_output": "mt"}, r"s.jsonl, line 2: invalid JSON"),
     ("a.xlsx", "whatever", {}, r"a.xlsx: cannot tell the table's kind from its name"),
     ("a.csv", "\n\n", {}, r"a.csv, line 1: the file is empty"),

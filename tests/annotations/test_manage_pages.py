@@ -35,10 +35,10 @@ def test_admin_creates_a_project_with_typed_instructions(admin_client):
 
 
 def test_admin_loads_instructions_from_the_editeval_file(admin_client, shared_data):
-    upload = SimpleUploadedFile(
-        "editeval_instructions.json", (shared_data / "editeval_instructions.json").read_bytes()
+    upload = SimpleUploadedFile("editeval_instructions.json", (shared_data / "editeval_instructions.json").read_bytes())
+    admin_client.post(
+        reverse("manage-project-create"), {**_project_post(task_type="updating"), "instructions_file": upload}
     )
-    admin_client.post(reverse("manage-project-create"), {**_project_post(task_type="updating"), "instructions_file": upload})
     project = Project.objects.get()
     assert project.task_type == "updating"
     assert len(project.instructions) == 3
@@ -46,9 +46,7 @@ def test_admin_loads_instructions_from_the_editeval_file(admin_client, shared_da
 
 def test_a_bad_instructions_file_is_a_form_error_naming_the_file(admin_client):
     upload = SimpleUploadedFile("broken.json", b'{"clarity": [\n "a",\n')
-    response = admin_client.post(
-        reverse("manage-project-create"), {**_project_post(), "instructions_file": upload}
-    )
+    response = admin_client.post(reverse("manage-project-create"), {**_project_post(), "instructions_file": upload})
     assert response.status_code == 200
     assert "broken.json: invalid JSON on line 3" in response.content.decode()
     assert not Project.objects.exists()
@@ -92,7 +90,11 @@ def test_admin_makes_batches_assigns_and_withdraws_from_the_batches_page(admin_c
 
     response = admin_client.post(
         reverse("manage-assignments-move", args=[project.pk]),
-        {"action": "withdraw", "from_annotator": other_annotator.pk, "batches": [Batch.objects.get(name="batch 002").pk]},
+        {
+            "action": "withdraw",
+            "from_annotator": other_annotator.pk,
+            "batches": [Batch.objects.get(name="batch 002").pk],
+        },
     )
     assert response.status_code == 302
     assert Assignment.objects.filter(annotator=other_annotator).count() == 4
@@ -118,7 +120,9 @@ def test_reassign_moves_pending_and_keeps_submitted(admin_client, annotator, oth
         reverse("manage-assignments-move", args=[project.pk]),
         {"action": "reassign", "from_annotator": annotator.pk, "to_annotator": other_annotator.pk},
     )
-    assert Assignment.objects.filter(annotator=other_annotator).values_list("item_id", flat=True).get() == pending.item_id
+    assert (
+        Assignment.objects.filter(annotator=other_annotator).values_list("item_id", flat=True).get() == pending.item_id
+    )
     assert Assignment.objects.get(pk=done.assignment_id).annotator == annotator
 
 
@@ -128,7 +132,9 @@ def test_progress_page_counts_per_annotator_and_batch_and_polls_a_partial(admin_
     items = [ItemFactory(project=project, batch=batch, batch_position=k) for k in range(3)]
     SubmittedPostEditFactory(assignment__item=items[0], assignment__annotator=annotator, active_ms=10000)
     SubmittedPostEditFactory(assignment__item=items[1], assignment__annotator=annotator, active_ms=20000)
-    PostEditFactory(assignment__item=items[2], assignment__annotator=annotator, assignment__status=Assignment.IN_PROGRESS)
+    PostEditFactory(
+        assignment__item=items[2], assignment__annotator=annotator, assignment__status=Assignment.IN_PROGRESS
+    )
     AssignmentFactory(item=items[0], annotator=other_annotator)
 
     url = reverse("manage-progress", args=[project.pk])
@@ -156,7 +162,7 @@ def test_project_list_shows_counts(admin_client):
 def test_researcher_sees_pages_without_forms(researcher_client):
     project = ProjectFactory()
     page = researcher_client.get(reverse("manage-batches", args=[project.pk])).content.decode()
-    assert "Read-only" in page and "<form method=\"post\" action" not in page
+    assert "Read-only" in page and '<form method="post" action' not in page
     assert reverse("manage-project-create") not in researcher_client.get(reverse("manage-projects")).content.decode()
 
 

@@ -37,7 +37,9 @@ def test_links_keep_http_and_get_a_safe_rel():
 
 
 def test_the_filter_is_usable_from_templates():
-    rendered = Template("{% load editlab %}{{ text|markdown }}").render(Context({"text": "*hi* <b onmouseover=x>b</b>"}))
+    rendered = Template("{% load editlab %}{{ text|markdown }}").render(
+        Context({"text": "*hi* <b onmouseover=x>b</b>"})
+    )
     assert rendered == "<p><em>hi</em> <b>b</b></p>"
     assert render_markdown(None) == ""
 

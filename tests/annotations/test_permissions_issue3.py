@@ -41,8 +41,6 @@ def _client(request, role):
     return request.getfixturevalue(CLIENTS[role])
 
 
-
-
 LOGIN = 302
 
 # --------------------------------------------------------------------------- pages
@@ -78,16 +76,36 @@ def test_progress_partial_follows_the_same_rules(request, world, role):
 def _page_writes(world, annotator):
     project = world["project"]
     return [
-        ("manage-project-create", [], {"name": "New", "idle_threshold_s": "30", "overlap": "1"},
-         lambda: Project.objects.filter(name="New").exists()),
-        ("manage-project-edit", [project.pk], {"name": "Renamed", "idle_threshold_s": "30", "overlap": "1"},
-         lambda: Project.objects.filter(name="Renamed").exists()),
-        ("manage-batches-make", [project.pk], {"size": "5"},
-         lambda: Item.objects.filter(external_id="loose", batch__isnull=False).exists()),
-        ("manage-batches-assign", [project.pk], {"annotators": [annotator.pk], "overlap": "1"},
-         lambda: Assignment.objects.filter(item__project=project).count() == 2),
-        ("manage-assignments-move", [project.pk], {"action": "withdraw", "from_annotator": annotator.pk},
-         lambda: not Assignment.objects.filter(pk=world["anna_assignment"].pk).exists()),
+        (
+            "manage-project-create",
+            [],
+            {"name": "New", "idle_threshold_s": "30", "overlap": "1"},
+            lambda: Project.objects.filter(name="New").exists(),
+        ),
+        (
+            "manage-project-edit",
+            [project.pk],
+            {"name": "Renamed", "idle_threshold_s": "30", "overlap": "1"},
+            lambda: Project.objects.filter(name="Renamed").exists(),
+        ),
+        (
+            "manage-batches-make",
+            [project.pk],
+            {"size": "5"},
+            lambda: Item.objects.filter(external_id="loose", batch__isnull=False).exists(),
+        ),
+        (
+            "manage-batches-assign",
+            [project.pk],
+            {"annotators": [annotator.pk], "overlap": "1"},
+            lambda: Assignment.objects.filter(item__project=project).count() == 2,
+        ),
+        (
+            "manage-assignments-move",
+            [project.pk],
+            {"action": "withdraw", "from_annotator": annotator.pk},
+            lambda: not Assignment.objects.filter(pk=world["anna_assignment"].pk).exists(),
+        ),
     ]
 
 
@@ -111,9 +129,9 @@ def test_unknown_project_is_404_for_admins(admin_client, world):
 @pytest.mark.parametrize("role", ROLES)
 def test_api_project_list_is_scoped(request, world, role):
     response = _client(request, role).get(reverse("api-projects"))
-    expected_names = {
-        "anonymous": None, "anna": ["P"], "bob": ["Q"], "researcher": ["P", "Q"], "admin": ["P", "Q"]
-    }[role]
+    expected_names = {"anonymous": None, "anna": ["P"], "bob": ["Q"], "researcher": ["P", "Q"], "admin": ["P", "Q"]}[
+        role
+    ]
     if expected_names is None:
         assert response.status_code in (401, 403)
     else:
@@ -167,22 +185,62 @@ def _api_writes(world, annotator):
     project = world["project"]
     return [
         ("api-project-create", [], {"name": "New"}, 201, lambda: Project.objects.filter(name="New").exists()),
-        ("api-project-update", [project.pk], {"name": "Renamed"}, 200,
-         lambda: Project.objects.filter(name="Renamed").exists()),
-        ("api-items-create", [project.pk], {"items": [{"external_id": "z", "model_output": "Z"}]}, 201,
-         lambda: Item.objects.filter(external_id="z").exists()),
-        ("api-batches-make", [project.pk], {"size": 5}, 201,
-         lambda: Item.objects.filter(external_id="loose", batch__isnull=False).exists()),
-        ("api-batches-assign", [project.pk], {"annotators": ["anna"], "overlap": 1}, 200,
-         lambda: Assignment.objects.filter(item__project=project).count() == 2),
-        ("api-assignments-withdraw", [], {"ids": [world["anna_assignment"].pk]}, 200,
-         lambda: not Assignment.objects.filter(pk=world["anna_assignment"].pk).exists()),
-        ("api-assignments-reassign", [], {"ids": [world["anna_assignment"].pk], "to": "bob"}, 200,
-         lambda: Assignment.objects.filter(item=world["anna_assignment"].item, annotator__username="bob").exists()),
-        ("api-user-create", [], {"username": "newbie", "role": "annotator", "password": "long-enough-pw"}, 201,
-         lambda: get_user_model().objects.filter(username="newbie").exists()),
-        ("api-user-role", [annotator.pk], {"role": "researcher"}, 200,
-         lambda: annotator.groups.filter(name="researcher").exists()),
+        (
+            "api-project-update",
+            [project.pk],
+            {"name": "Renamed"},
+            200,
+            lambda: Project.objects.filter(name="Renamed").exists(),
+        ),
+        (
+            "api-items-create",
+            [project.pk],
+            {"items": [{"external_id": "z", "model_output": "Z"}]},
+            201,
+            lambda: Item.objects.filter(external_id="z").exists(),
+        ),
+        (
+            "api-batches-make",
+            [project.pk],
+            {"size": 5},
+            201,
+            lambda: Item.objects.filter(external_id="loose", batch__isnull=False).exists(),
+        ),
+        (
+            "api-batches-assign",
+            [project.pk],
+            {"annotators": ["anna"], "overlap": 1},
+            200,
+            lambda: Assignment.objects.filter(item__project=project).count() == 2,
+        ),
+        (
+            "api-assignments-withdraw",
+            [],
+            {"ids": [world["anna_assignment"].pk]},
+            200,
+            lambda: not Assignment.objects.filter(pk=world["anna_assignment"].pk).exists(),
+        ),
+        (
+            "api-assignments-reassign",
+            [],
+            {"ids": [world["anna_assignment"].pk], "to": "bob"},
+            200,
+            lambda: Assignment.objects.filter(item=world["anna_assignment"].item, annotator__username="bob").exists(),
+        ),
+        (
+            "api-user-create",
+            [],
+            {"username": "newbie", "role": "annotator", "password": "long-enough-pw"},
+            201,
+            lambda: get_user_model().objects.filter(username="newbie").exists(),
+        ),
+        (
+            "api-user-role",
+            [annotator.pk],
+            {"role": "researcher"},
+            200,
+            lambda: annotator.groups.filter(name="researcher").exists(),
+        ),
     ]
 
 

@@ -40,7 +40,9 @@ def _project_with_batches(n_items, size, project=None):
 
 
 def _check_overlap_invariants(project, batches, annotators, k):
-    rows = list(Assignment.objects.filter(item__project=project).values_list("item_id", "annotator_id", "item__batch_id"))
+    rows = list(
+        Assignment.objects.filter(item__project=project).values_list("item_id", "annotator_id", "item__batch_id")
+    )
     per_item = defaultdict(list)
     for item_id, user_id, _ in rows:
         per_item[item_id].append(user_id)

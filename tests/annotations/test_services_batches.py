@@ -28,7 +28,9 @@ def test_it_cuts_unbatched_items_in_import_order(db):
         ("batch 002", ["i3", "i4", "i5"]),
         ("batch 003", ["i6"]),
     ]
-    positions = list(Item.objects.filter(batch=batches[0]).order_by("batch_position").values_list("batch_position", flat=True))
+    positions = list(
+        Item.objects.filter(batch=batches[0]).order_by("batch_position").values_list("batch_position", flat=True)
+    )
     assert positions == [0, 1, 2]
 
 

@@ -53,7 +53,7 @@ def test_a_single_task_file_sets_the_task_type():
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"{\n  \"a\": [1,\n", "invalid JSON on line 3"),
+        (b'{\n  "a": [1,\n', "invalid JSON on line 3"),
         (b"\xff\xfe", "not UTF-8"),
         (b'{"fluency": "Fix it"}', "fluency must be a list of strings"),
         (b"42", "expected a list of instructions"),

@@ -82,7 +82,9 @@ def world(annotator, other_annotator, admin_user) -> dict[str, int]:
         )
         MetricValueFactory(post_edit=done, metric="levenshtein", value=float(n + 1))
     ItemFactory(project=project, external_id="unbatched")
-    job = MetricJob.objects.create(project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.FAILED)
+    job = MetricJob.objects.create(
+        project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.FAILED
+    )
     return {
         "projects": project.pk,
         "assignments": assignment.pk,

@@ -26,7 +26,7 @@ from metrics.models import MetricJob, MetricValue
 from metrics.services import metric_job_create, metric_job_retry
 from tests.annotations.editing_helpers import EDITED, edit_log, open_item, post_json, send, url
 from tests.editlab.app_process import ROOT, copy_of, process_env, query, run_script
-from tests.factories import PASSWORD, MetricValueFactory, ProjectFactory, SubmittedPostEditFactory
+from tests.factories import PASSWORD, ProjectFactory, SubmittedPostEditFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -188,9 +188,9 @@ def test_an_expired_session_is_a_403_the_logger_keeps_and_after_a_new_login_ever
     log = edit_log()
 
     def post(name: str, payload: dict, csrf: str = token):
-        return client.post(url(name, post_edit), data=payload, content_type="application/json", headers={
-            "X-CSRFToken": csrf
-        })
+        return client.post(
+            url(name, post_edit), data=payload, content_type="application/json", headers={"X-CSRFToken": csrf}
+        )
 
     assert post("events", {"page_id": str(visit.page_id), "events": log[:5]}).status_code == 200
     Session.objects.all().delete()  # the session expires (or is flushed) mid-edit
@@ -389,9 +389,12 @@ def test_a_killed_db_worker_leaves_only_whole_chunks_and_a_new_job_completes_the
     # A new job picks up what is missing, and only that; the result is a clean run's.
     resumed = run_script(seeded, RESUME)
     assert resumed == {"status": "done", "total": 1400, "done": 1400}
-    run_script(clean_db, 'from django.core.management import call_command\n'
-               'call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload")',
-               TASKS_BACKEND="database")
+    run_script(
+        clean_db,
+        "from django.core.management import call_command\n"
+        'call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload")',
+        TASKS_BACKEND="database",
+    )
     clean = _stored(clean_db)
     assert len(clean) == 2400
     assert _stored(seeded) == clean

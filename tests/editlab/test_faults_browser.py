@@ -114,9 +114,7 @@ def test_the_app_server_killed_while_an_annotator_types_loses_and_doubles_nothin
 
 @pytest.mark.browser
 @BROWSER_DB
-def test_a_session_expiring_mid_edit_loses_nothing_after_logging_in_again(
-    context, site, annotator, item_for
-):
+def test_a_session_expiring_mid_edit_loses_nothing_after_logging_in_again(context, site, annotator, item_for):
     assignment = item_for("Session text")
     page = logged_in_page(context, site, annotator)
     open_editor(page, assignment)

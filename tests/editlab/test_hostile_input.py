@@ -155,9 +155,17 @@ def hostile(db) -> dict:
     ]
     for seq, event in enumerate(log):
         EditEventFactory(
-            post_edit=done, visit=done_visit, seq=seq, t_ms=100.0 * seq, kind=event["k"],
-            data=event.get("data", ""), input_type=event.get("it", ""), sel_start=event.get("s"),
-            sel_end=event.get("e"), length_after=event.get("len"), key="",
+            post_edit=done,
+            visit=done_visit,
+            seq=seq,
+            t_ms=100.0 * seq,
+            kind=event["k"],
+            data=event.get("data", ""),
+            input_type=event.get("it", ""),
+            sel_start=event.get("s"),
+            sel_end=event.get("e"),
+            length_after=event.get("len"),
+            key="",
         )
     post_edit_submit(post_edit=done, page_id=done_visit.page_id, text=typed, version=0, last_seq=len(log) - 1)
     done.refresh_from_db()
@@ -353,9 +361,20 @@ def test_csv_exports_neutralise_formulas_and_keep_numbers(formula_project, resea
     )
     assert page == _html(api)
     rows = list(csv.reader(io.StringIO(page)))
-    numeric = {"wall_ms", "active_ms", "reading_ms", "keystrokes", "allkeys", "levenshtein", "levenshtein__with_references"}
-    numeric |= {c for c in rows[0] if c not in {"external_id", "annotator", "original", "edited", "source",
-                                                  "task_type", "instruction", "origin"}}
+    numeric = {
+        "wall_ms",
+        "active_ms",
+        "reading_ms",
+        "keystrokes",
+        "allkeys",
+        "levenshtein",
+        "levenshtein__with_references",
+    }
+    numeric |= {
+        c
+        for c in rows[0]
+        if c not in {"external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin"}
+    }
     # external_id, annotator, original, edited, source of every row, task_type and instruction too.
     assert _assert_neutralised(rows, numeric) >= 5 * len(FORMULAS)
     by_id = {row[0]: row for row in rows[1:]}
@@ -404,7 +423,7 @@ def test_every_state_changing_post_needs_the_csrf_token():
         secret = "k" * 32
         client.cookies["csrftoken"] = secret
 
-        def post(with_token: bool):
+        def post(with_token: bool, route=route, url=url, client=client, secret=secret):
             data = route.data(world)
             if route.json:
                 headers = {"X-CSRFToken": secret} if with_token else {}
@@ -456,7 +475,9 @@ def test_a_request_body_over_the_limit_is_a_clear_400_and_stores_nothing(admin_c
     project = ProjectFactory(name="Limits")
     items = [{"external_id": f"x{n}", "model_output": "y" * 200} for n in range(200)]
     api = admin_client.post(
-        reverse("api-items-create", args=[project.pk]), data=json.dumps({"items": items}), content_type="application/json"
+        reverse("api-items-create", args=[project.pk]),
+        data=json.dumps({"items": items}),
+        content_type="application/json",
     )
     assert api.status_code == 400
     assert "DATA_UPLOAD_MAX_MEMORY_SIZE" in api.json()["error"] and "20,000 bytes" in api.json()["detail"]
@@ -473,7 +494,9 @@ def test_too_many_items_in_one_request_is_a_clear_400(admin_client, settings):
     project = ProjectFactory(name="Many")
     items = [{"external_id": f"x{n}", "model_output": "y"} for n in range(MAX_ITEMS_PER_REQUEST + 1)]
     response = admin_client.post(
-        reverse("api-items-create", args=[project.pk]), data=json.dumps({"items": items}), content_type="application/json"
+        reverse("api-items-create", args=[project.pk]),
+        data=json.dumps({"items": items}),
+        content_type="application/json",
     )
     assert response.status_code == 400
     assert str(MAX_ITEMS_PER_REQUEST) in json.dumps(response.json())

@@ -9,6 +9,7 @@ lost, unexpected and underived data.
 import asyncio
 import random
 from datetime import timedelta
+from itertools import pairwise
 
 import pytest
 from django.db import connection
@@ -73,7 +74,7 @@ def test_its_batches_look_like_the_loggers():
     events = [event for chunk in chunks for event in chunk]
 
     assert [event["seq"] for event in events] == list(range(len(events)))
-    assert all(later["t"] >= earlier["t"] for earlier, later in zip(events, events[1:]))
+    assert all(later["t"] >= earlier["t"] for earlier, later in pairwise(events))
     assert 10 <= sum(sizes) / len(sizes) <= 30
     assert max(sizes) <= MAX_BATCH_EVENTS
     kinds = {event["k"] for event in events}
@@ -202,8 +203,9 @@ def test_a_refused_batch_leaves_the_page_loads_last_seen_time_alone(ingested):
     taken = [{"seq": 0, "t": 5.0, "k": "focus"}]  # seq 0 belongs to the first tab's page load
 
     with pytest.raises(SeqConflict):
-        post_edit_ingest_events(post_edit=post_edit, page_id=other_tab.page_id, events=taken,
-                                now=seen + timedelta(seconds=30))
+        post_edit_ingest_events(
+            post_edit=post_edit, page_id=other_tab.page_id, events=taken, now=seen + timedelta(seconds=30)
+        )
 
     assert Visit.objects.get(pk=other_tab.pk).last_seen_at == seen
     assert not EditEvent.objects.filter(visit=other_tab).exists()

@@ -36,7 +36,9 @@ def test_it_rate_limits_failed_logins_per_address(annotator, other_annotator):
     response = client.post("/login/", {"username": other_annotator.username, "password": PASSWORD})
     assert response.status_code == 429
     other_address = Client(REMOTE_ADDR="10.9.8.8")
-    assert other_address.post("/login/", {"username": other_annotator.username, "password": PASSWORD}).status_code == 302
+    assert (
+        other_address.post("/login/", {"username": other_annotator.username, "password": PASSWORD}).status_code == 302
+    )
 
 
 def test_login_requires_the_csrf_token(annotator):

@@ -29,9 +29,7 @@ def test_the_thread_backend_returns_at_once_and_runs_the_job_in_the_background(s
     settings.TASKS = THREAD_TASKS
     project = ProjectFactory(name="threaded")
     for n, text in enumerate(["This is a test.", "This is the test."]):
-        SubmittedPostEditFactory(
-            assignment__item__project=project, assignment__item__external_id=f"t{n}", text=text
-        )
+        SubmittedPostEditFactory(assignment__item__project=project, assignment__item__external_id=f"t{n}", text=text)
     researcher = UserFactory(username="rita-thread", role="researcher")
 
     # In a block, the thread starts on commit, after the service's own writes: on the shared in-memory

@@ -228,18 +228,14 @@ ROUTES: dict[str, Route] = {
         data=lambda w: {"metrics": ["levenshtein"], "variants": ["plain"]},
         json=True,
     ),
-    "api-metric-job": Route(
-        kwargs=lambda w: {"pk": w.job.pk}, get=API_READERS, post=api_no_method(API_READERS)
-    ),
+    "api-metric-job": Route(kwargs=lambda w: {"pk": w.job.pk}, get=API_READERS, post=api_no_method(API_READERS)),
     "api-metric-job-retry": Route(
         kwargs=lambda w: {"pk": w.job.pk},
         get=api_no_method(API_READERS),
         post=by_role(403, 403, 403, 202, 202),
         json=True,
     ),
-    "api-project-export": Route(
-        kwargs=PROJECT, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"
-    ),
+    "api-project-export": Route(kwargs=PROJECT, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"),
     "api-project-analysis": Route(
         kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),

@@ -38,7 +38,9 @@ def build_study(*, annotators, n_per_annotator: int = 15, name: str = "study", s
             for metric, value in values.items():
                 MetricValueFactory(post_edit=post_edit, metric=metric, value=value)
             MetricValueFactory(
-                post_edit=post_edit, metric="compression", variant=MetricValue.WITH_REFERENCES,
+                post_edit=post_edit,
+                metric="compression",
+                variant=MetricValue.WITH_REFERENCES,
                 value=change + rng.normal(0, 2),
             )
             post_edits.append(post_edit)

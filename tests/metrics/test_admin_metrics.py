@@ -8,9 +8,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_admins_browse_and_search_metric_values_and_jobs(admin_client):
-    value = MetricValueFactory(
-        metric="compression", value=4.0, post_edit__assignment__item__external_id="seg-42"
-    )
+    value = MetricValueFactory(metric="compression", value=4.0, post_edit__assignment__item__external_id="seg-42")
     MetricValueFactory(metric="bleu", value=0.3)
     job = MetricJob.objects.create(project=ProjectFactory(name="study"), status=MetricJob.FAILED, error="boom")
 

@@ -39,7 +39,9 @@ def study(n: int = 300, annotators: int = 3, seed: int = 7) -> pd.DataFrame:
         {
             "annotator": [f"ann{a}" for a in who],
             "original": ["o" * int(length) for length in original_length],
-            "edited": ["e" * int(length + change_ // 2) for length, change_ in zip(original_length, change)],
+            "edited": [
+                "e" * int(length + change_ // 2) for length, change_ in zip(original_length, change, strict=True)
+            ],
             "keystrokes": change * 2 + rng.normal(0, 3, n) + who * 2,
             "wall_ms": 1000 + 300 * change + 5 * original_length + rng.normal(0, 800, n),
             "close": change + rng.normal(0, 1, n),
@@ -90,10 +92,17 @@ def test_knn_split_size_and_seed_are_configurable():
 def test_knn_repeated_cv_matches_sklearn():
     frame = study(n=300)
     x, y = frame["close"].to_numpy(), frame["keystrokes"].to_numpy()
-    scores = cross_val_score(
-        KNeighborsRegressor(n_neighbors=5), x[:, None], y, scoring="r2",
-        cv=RepeatedKFold(n_splits=5, n_repeats=10, random_state=42),
-    ).reshape(10, 5).mean(axis=1)
+    scores = (
+        cross_val_score(
+            KNeighborsRegressor(n_neighbors=5),
+            x[:, None],
+            y,
+            scoring="r2",
+            cv=RepeatedKFold(n_splits=5, n_repeats=10, random_state=42),
+        )
+        .reshape(10, 5)
+        .mean(axis=1)
+    )
     result = knn_r2_cv(x, y, k=5, folds=5, repeats=10, seed=42)
     assert result.repeats == pytest.approx(list(scores), rel=1e-10)
     assert result.mean == pytest.approx(scores.mean(), rel=1e-10)
@@ -180,7 +189,9 @@ def test_pooled_and_per_annotator_correlations():
     assert set(far.pearson_per_annotator) == {"ann0", "ann1", "ann2"} == set(result.annotators)
     for name, rows in frame.groupby("annotator"):
         assert far.pearson_per_annotator[name] == pytest.approx(stats.pearsonr(rows["far"], rows["wall_ms"]).statistic)
-        assert far.per_annotator[name].spearman == pytest.approx(stats.spearmanr(rows["far"], rows["wall_ms"]).statistic)
+        assert far.per_annotator[name].spearman == pytest.approx(
+            stats.spearmanr(rows["far"], rows["wall_ms"]).statistic
+        )
         assert far.per_annotator[name].n == len(rows)
 
 
@@ -190,8 +201,9 @@ def test_analysis_knn_numbers_match_sklearn():
     x, y = frame["close"].to_numpy()[:, None], frame["keystrokes"].to_numpy()
     train, test = train_test_split(np.arange(len(y)), test_size=0.2, random_state=42)
     split = r2_score(y[test], KNeighborsRegressor(5).fit(x[train], y[train]).predict(x[test]))
-    cv = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=RepeatedKFold(n_splits=5, n_repeats=3,
-                                                                                     random_state=42))
+    cv = cross_val_score(
+        KNeighborsRegressor(5), x, y, scoring="r2", cv=RepeatedKFold(n_splits=5, n_repeats=3, random_state=42)
+    )
     assert result.metrics["close"].knn_r2 == pytest.approx(split, rel=1e-10)
     assert result.metrics["close"].knn_r2_cv.mean == pytest.approx(cv.mean(), rel=1e-10)
 
@@ -350,7 +362,9 @@ def test_p_values_read_well_even_when_they_underflow():
 
 # Mostly numbers (many tied: small integers), some missing or infinite.
 values = st.one_of(
-    st.floats(-1e6, 1e6, allow_nan=False), st.integers(0, 4).map(float), st.sampled_from([None, np.inf, -np.inf, np.nan])
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.integers(0, 4).map(float),
+    st.sampled_from([None, np.inf, -np.inf, np.nan]),
 )
 
 

@@ -59,14 +59,33 @@ def test_json_has_the_documented_schema_and_independent_values(study):
     assert data["matrix"]["metrics"] == ["compression", "levenshtein", "bleu"]
     assert data["effort_model"]["r2_cv"]["mean"] > 0.5
     assert set(data["effort_model"]["contributions"]) == {
-        "compression", "levenshtein", "bleu", "original_length", "edited_length", "annotator"
+        "compression",
+        "levenshtein",
+        "bleu",
+        "original_length",
+        "edited_length",
+        "annotator",
     }
     assert data["selection"] == {
-        "project": "study", "project_id": project.pk, "target": "keystrokes", "target_column": "keystrokes",
-        "variant": "plain", "annotators": [], "task_type": None, "origin": None,
+        "project": "study",
+        "project_id": project.pk,
+        "target": "keystrokes",
+        "target_column": "keystrokes",
+        "variant": "plain",
+        "annotators": [],
+        "task_type": None,
+        "origin": None,
     }
-    assert data["settings"] == {"k": 5, "test_size": 0.2, "seed": 42, "cv_folds": 5, "cv_repeats": 10,
-                                "confidence": 0.95, "alpha": 0.05, "min_edits": 10}
+    assert data["settings"] == {
+        "k": 5,
+        "test_size": 0.2,
+        "seed": 42,
+        "cv_folds": 5,
+        "cv_repeats": 10,
+        "confidence": 0.95,
+        "alpha": 0.05,
+        "min_edits": 10,
+    }
 
 
 def test_table_lists_every_metric_and_the_effort_model(study):
@@ -77,8 +96,9 @@ def test_table_lists_every_metric_and_the_effort_model(study):
     lines = {line.split()[0]: line for line in metric_table.splitlines() if line.strip()}
     assert {"compression", "levenshtein", "bleu"} <= set(lines)
     assert "best" in lines["compression"] and "r[anna]" in lines["metric"]
-    assert {"original_length", "edited_length", "annotator"} <= {line.split()[0] for line in effort.splitlines()[1:]
-                                                                 if line.strip()}
+    assert {"original_length", "edited_length", "annotator"} <= {
+        line.split()[0] for line in effort.splitlines()[1:] if line.strip()
+    }
 
 
 def test_csv_has_one_row_per_metric(study):
@@ -91,21 +111,25 @@ def test_csv_has_one_row_per_metric(study):
 
 def test_selection_options_narrow_the_rows(study):
     project, post_edits = study
-    one = json.loads(run("--project", project.name, "--target", "keystrokes", "--annotators", "anna", "--format", "json"))
+    one = json.loads(
+        run("--project", project.name, "--target", "keystrokes", "--annotators", "anna", "--format", "json")
+    )
     assert one["n_rows"] == 15 and one["annotators"] == ["anna"]
     assert any("only one annotator (anna)" in m for m in one["messages"])
     assert "annotator" not in one["effort_model"]["inputs"]
     mt = json.loads(run("--project", project.name, "--target", "keystrokes", "--task-type", "mt", "--format", "json"))
     assert mt["n_rows"] == sum(pe.assignment.item.task_type == "mt" for pe in post_edits) == 20
-    imported = json.loads(run("--project", project.name, "--target", "keystrokes", "--origin", "imported",
-                              "--format", "json"))
+    imported = json.loads(
+        run("--project", project.name, "--target", "keystrokes", "--origin", "imported", "--format", "json")
+    )
     assert imported["n_rows"] == 0 and any("only 0 edits" in m for m in imported["messages"])
 
 
 def test_the_variant_option_reads_the_other_values(study):
     project, post_edits = study
-    data = json.loads(run("--project", project.name, "--target", "keystrokes", "--variant", "with_references",
-                          "--format", "json"))
+    data = json.loads(
+        run("--project", project.name, "--target", "keystrokes", "--variant", "with_references", "--format", "json")
+    )
     x, y, _ = _columns(post_edits, "compression", "keystrokes", MetricValue.WITH_REFERENCES)
     assert list(data["metrics"]) == ["compression"]
     assert data["metrics"]["compression"]["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic)
@@ -113,8 +137,24 @@ def test_the_variant_option_reads_the_other_values(study):
 
 def test_protocol_options_are_passed_through(study):
     project, post_edits = study
-    data = json.loads(run("--project", project.name, "--target", "keystrokes", "--seed", "7", "--test-size", "0.3",
-                          "--k", "3", "--cv-repeats", "2", "--format", "json"))
+    data = json.loads(
+        run(
+            "--project",
+            project.name,
+            "--target",
+            "keystrokes",
+            "--seed",
+            "7",
+            "--test-size",
+            "0.3",
+            "--k",
+            "3",
+            "--cv-repeats",
+            "2",
+            "--format",
+            "json",
+        )
+    )
     x, y, _ = _columns(post_edits, "bleu", "keystrokes")
     train, test = train_test_split(np.arange(len(y)), test_size=0.3, random_state=7)
     knn = KNeighborsRegressor(3).fit(x[train, None], y[train])

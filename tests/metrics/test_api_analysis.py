@@ -78,8 +78,18 @@ def test_values_match_scipy_and_the_command(researcher, study):
     assert data["metrics"]["bleu"]["direction"] == "similarity"
     assert data["selection"]["annotators"] == ["anna", "bob"]
     out = io.StringIO()
-    call_command("analyze", "--project", project.name, "--target", "wall_time", "--annotators", "anna,bob",
-                 "--format", "json", stdout=out)
+    call_command(
+        "analyze",
+        "--project",
+        project.name,
+        "--target",
+        "wall_time",
+        "--annotators",
+        "anna,bob",
+        "--format",
+        "json",
+        stdout=out,
+    )
     assert data == json.loads(out.getvalue())
 
 

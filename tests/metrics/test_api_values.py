@@ -7,7 +7,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from metrics.models import MetricJob, MetricValue
-from tests.factories import MetricValueFactory, ProjectFactory, SubmittedPostEditFactory, UserFactory
+from tests.factories import MetricValueFactory, ProjectFactory, SubmittedPostEditFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +131,9 @@ def test_starting_a_job_computes_and_reports_it(project, researcher):
     )
     body = response.json()
     assert response.status_code == 202
-    assert {k: body[k] for k in ("project", "metrics", "variants", "status", "total", "done", "error", "created_by")} == {
+    assert {
+        k: body[k] for k in ("project", "metrics", "variants", "status", "total", "done", "error", "created_by")
+    } == {
         "project": project.pk,
         "metrics": ["compression"],
         "variants": ["plain"],

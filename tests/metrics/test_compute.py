@@ -262,8 +262,12 @@ def test_a_running_job_whose_worker_died_can_be_retried_once_stalled(project, re
 
     settings.EDITLAB_JOB_STALE_S = 60
     job = MetricJob.objects.create(
-        project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.RUNNING,
-        started=timezone.now() - timedelta(seconds=30), heartbeat=timezone.now() - timedelta(seconds=30),
+        project=project,
+        metrics=["levenshtein"],
+        variants=["plain"],
+        status=MetricJob.RUNNING,
+        started=timezone.now() - timedelta(seconds=30),
+        heartbeat=timezone.now() - timedelta(seconds=30),
     )
     with pytest.raises(ComputeError, match="only a failed job, or a running one"):
         metric_job_retry(job=job)
@@ -290,6 +294,8 @@ def test_a_metric_failing_on_one_post_edit_names_that_post_edit(project, monkeyp
         return real(pairs, metrics, **kwargs)
 
     monkeypatch.setattr(engine, "score_pairs", failing)
-    with pytest.raises(ComputeError, match=rf"levenshtein \(plain\) failed on post-edit #{culprit.pk}: ValueError: boom"):
+    with pytest.raises(
+        ComputeError, match=rf"levenshtein \(plain\) failed on post-edit #{culprit.pk}: ValueError: boom"
+    ):
         metric_values_compute(project=project, metrics=["levenshtein"], variants=["plain"])
     assert not MetricValue.objects.exists()

@@ -41,7 +41,9 @@ def selection():
         keystrokes=None,
     )
     # Not submitted, and another project: never in the selection.
-    PostEditFactory(assignment__item__project=project, assignment__annotator=anna, assignment__status=Assignment.PENDING)
+    PostEditFactory(
+        assignment__item__project=project, assignment__annotator=anna, assignment__status=Assignment.PENDING
+    )
     SubmittedPostEditFactory()
     MetricValueFactory(post_edit=first, metric="compression", variant="plain", value=3.0)
     MetricValueFactory(post_edit=first, metric="compression", variant="with_references", value=5.0)
@@ -58,7 +60,12 @@ def test_metric_column_names_the_variant():
 
 
 def test_targets_name_effort_fields():
-    assert TARGETS == {"wall_time": "wall_ms", "active_time": "active_ms", "keystrokes": "keystrokes", "allkeys": "allkeys"}
+    assert TARGETS == {
+        "wall_time": "wall_ms",
+        "active_time": "active_ms",
+        "keystrokes": "keystrokes",
+        "allkeys": "allkeys",
+    }
 
 
 def test_queryset_keeps_only_submitted_post_edits_of_the_selection(selection):

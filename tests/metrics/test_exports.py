@@ -76,12 +76,19 @@ def test_jsonl_rows_carry_exact_values(project):
         "origin": "live",
     }
     assert (first["wall_ms"], first["active_ms"], first["keystrokes"], first["allkeys"], first["letters"]) == (
-        12000, 10000, 6, 9, None,
+        12000,
+        10000,
+        6,
+        9,
+        None,
     )
     assert [first[c] for c in METRIC_COLUMNS] == [4.0, 2.5, 3.0, None]
     # Raw text in JSON: no apostrophes added outside CSV.
     assert (second["external_id"], second["edited"], second["instruction"], second["origin"]) == (
-        "=HYPERLINK(1)", "@cmd", "Shorten it", "imported",
+        "=HYPERLINK(1)",
+        "@cmd",
+        "Shorten it",
+        "imported",
     )
     assert [second[c] for c in METRIC_COLUMNS] == [-1.5, None, None, None]
 
@@ -93,7 +100,11 @@ def test_csv_neutralises_formulas_in_text_but_not_numbers(project):
     assert rows[1]["edited"] == "'@cmd"
     assert rows[1]["compression"] == "-1.5"  # numeric column, left alone
     assert rows[1]["wall_ms"] == "" and rows[1]["levenshtein"] == ""
-    assert (rows[0]["wall_ms"], rows[0]["compression"], rows[0]["compression__with_references"]) == ("12000", "4.0", "2.5")
+    assert (rows[0]["wall_ms"], rows[0]["compression"], rows[0]["compression__with_references"]) == (
+        "12000",
+        "4.0",
+        "2.5",
+    )
     assert [neutralise_formula(t) for t in ["+1", "\tx", "\rx", "ok", "a=b"]] == ["'+1", "'\tx", "'\rx", "ok", "a=b"]
 
 

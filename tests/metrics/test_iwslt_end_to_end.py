@@ -51,7 +51,11 @@ def test_the_study_is_imported_computed_and_analysed(study):
     assert keystrokes.n == 5235
     assert round(keystrokes.pearson, 2) == 0.83
     assert {a: round(r, 2) for a, r in keystrokes.pearson_per_annotator.items()} == {
-        "ann0": 0.87, "ann1": 0.85, "ann2": 0.82, "ann3": 0.89, "ann4": 0.86,
+        "ann0": 0.87,
+        "ann1": 0.85,
+        "ann2": 0.82,
+        "ann3": 0.89,
+        "ann4": 0.86,
     }
     assert round(keystrokes.knn_r2, 2) == 0.64
     assert round(keystrokes.knn_r2_cv.mean, 2) == 0.69

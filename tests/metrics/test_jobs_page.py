@@ -99,9 +99,16 @@ def test_computing_redirects_to_the_finished_job(request, who, project):
     assert response.status_code == 302
     assert response.url == reverse("metrics-job", kwargs={"project_id": project.pk, "job_id": job.pk})
     assert (job.status, job.total, job.done, job.metrics, job.variants) == (
-        MetricJob.DONE, 4, 4, ["levenshtein", "compression"], ["plain"],
+        MetricJob.DONE,
+        4,
+        4,
+        ["levenshtein", "compression"],
+        ["plain"],
     )
-    assert sorted(MetricValue.objects.filter(metric="levenshtein").values_list("value", flat=True)) == [3.0, 6.0]  # "are"->"is"; and "a"->"the"
+    assert sorted(MetricValue.objects.filter(metric="levenshtein").values_list("value", flat=True)) == [
+        3.0,
+        6.0,
+    ]  # "are"->"is"; and "a"->"the"
     page = client.get(response.url)
     assert b"<strong>done</strong>" in page.content and b"4 of 4 values computed" in page.content
     assert b'hx-trigger="every 1s"' not in page.content

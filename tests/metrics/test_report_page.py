@@ -4,10 +4,10 @@ import csv
 import io
 
 import pytest
-from metrics.reports import clear_cache
 from django.urls import reverse
 
 from annotations.models import Project
+from metrics.reports import clear_cache
 from tests.factories import UserFactory
 from tests.metrics.report_data import build_study
 
@@ -111,7 +111,10 @@ def test_a_bad_selection_gets_a_message_not_an_error(researcher_client, study):
     url = reverse("metrics-report", kwargs={"project_id": study.pk})
     response = researcher_client.get(url + "?target=minutes")
     assert response.status_code == 400
-    assert "target &#x27;minutes&#x27; is not one of: wall_time, active_time, keystrokes, allkeys" in response.content.decode()
+    assert (
+        "target &#x27;minutes&#x27; is not one of: wall_time, active_time, keystrokes, allkeys"
+        in response.content.decode()
+    )
     response = researcher_client.get(url + "?annotators=nobody")
     assert response.status_code == 400 and "nobody" in response.content.decode()
     swapped = researcher_client.get(url + "?annotators=nobody", headers={"HX-Request": "true"})
@@ -158,7 +161,9 @@ def test_plot_numbers_download_as_csv_and_json(researcher_client, study):
     matrix = researcher_client.get(base.replace("scatter.csv", "heatmap.json")).json()
     assert matrix["metrics"] == ["compression", "levenshtein", "bleu"]
     assert matrix["values"][0][0] == pytest.approx(1.0)
-    effort = list(csv.DictReader(io.StringIO(researcher_client.get(base.replace("scatter", "effort")).content.decode())))
+    effort = list(
+        csv.DictReader(io.StringIO(researcher_client.get(base.replace("scatter", "effort")).content.decode()))
+    )
     assert len(effort) == 30 and {"measured", "predicted", "annotator"} <= set(effort[0])
 
 
@@ -182,7 +187,7 @@ def test_the_variant_picks_the_other_metric_values(researcher_client, study):
 
 
 def test_hostile_names_stay_inert_in_the_page_svg_and_csv(researcher_client, annotator):
-    evil = UserFactory(username='<img src=x onerror=alert(1)>$\\x$', role="annotator")
+    evil = UserFactory(username="<img src=x onerror=alert(1)>$\\x$", role="annotator")
     project, _ = build_study(annotators=[annotator, evil], name='<script>alert("p")</script> $x$')
     page = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk})).content.decode()
     assert "<script>alert" not in page and "<img src=x" not in page

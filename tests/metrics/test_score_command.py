@@ -1,10 +1,9 @@
 """python manage.py score: the happy path in both output formats, and every kind of bad input."""
 
 import csv
+import importlib.util
 import json
 from pathlib import Path
-
-import importlib.util
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -47,7 +46,9 @@ def test_it_writes_jsonl_and_applies_the_references_variant(tmp_path):
 
 def test_all_means_every_available_metric_and_gold_ones_only_with_gold(tmp_path, monkeypatch):
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a)
+    )
     without_gold = write_jsonl(tmp_path / "plain.jsonl", [GOOD[0]])
     out = tmp_path / "all.csv"
     call_command("score", str(without_gold), metrics="all", output=str(out))
@@ -70,8 +71,14 @@ def test_all_means_every_available_metric_and_gold_ones_only_with_gold(tmp_path,
         ({"id": True, "original": "a", "edited": "b"}, "line 2: field 'id' must be a string or an integer"),
         ({"id": 2, "original": 7, "edited": "b"}, "line 2: field 'original' must be a string"),
         ({"id": 2, "original": "a", "edited": None}, "line 2: field 'edited' must be a string"),
-        ({"id": 2, "original": "a", "edited": "b", "references": "doc"}, "line 2: field 'references' must be a list of strings"),
-        ({"id": 2, "original": "a", "edited": "b", "gold": ["ok", 3]}, "line 2: field 'gold' must be a list of strings"),
+        (
+            {"id": 2, "original": "a", "edited": "b", "references": "doc"},
+            "line 2: field 'references' must be a list of strings",
+        ),
+        (
+            {"id": 2, "original": "a", "edited": "b", "gold": ["ok", 3]},
+            "line 2: field 'gold' must be a list of strings",
+        ),
         ({"id": 1, "original": "a", "edited": "b"}, "line 2: field 'id': 1 repeats line 1"),
     ],
 )
@@ -128,7 +135,9 @@ def test_bad_options_are_refused_clearly(tmp_path, options, message):
 
 def test_an_unavailable_metric_names_the_missing_extra(tmp_path, monkeypatch):
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a)
+    )
     source = write_jsonl(tmp_path / "in.jsonl", GOOD)
     with pytest.raises(CommandError, match=r"bertscore needs the optional extra editlab\[semantic\]"):
         call_command("score", str(source), metrics="bertscore", output=str(tmp_path / "o.csv"))
@@ -138,10 +147,20 @@ def test_a_metric_failing_on_a_pair_names_its_id_and_writes_nothing(tmp_path, mo
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / (len(edited) - 10)
 
-    monkeypatch.setitem(METRICS, "boom", Metric(
-        name="boom", func=fragile, family="edit distance", direction="effort", needs=frozenset(),
-        library="test", version="1", description="fails on a 10-character post-edit",
-    ))
+    monkeypatch.setitem(
+        METRICS,
+        "boom",
+        Metric(
+            name="boom",
+            func=fragile,
+            family="edit distance",
+            direction="effort",
+            needs=frozenset(),
+            library="test",
+            version="1",
+            description="fails on a 10-character post-edit",
+        ),
+    )
     source = write_jsonl(tmp_path / "in.jsonl", GOOD)  # line 2's post-edit "Ça va bien" has 10 characters
     with pytest.raises(CommandError, match="boom failed on the pair with id 'b': ZeroDivisionError"):
         call_command("score", str(source), metrics="boom", output=str(tmp_path / "o.csv"), workers=1)

@@ -86,9 +86,9 @@ def test_update_rouge_compares_only_the_added_sentences():
     )
     assert gold_score("update_rouge", original, original, [original]) == 1.0  # nothing added by either
     # Averaged over gold edits: 2/3 and 0 (the second gold adds nothing).
-    assert gold_score("update_rouge", original, "A b. C d. New fact here.", ["A b. C d. New fact there.", original]) == (
-        pytest.approx(1 / 3)
-    )
+    assert gold_score(
+        "update_rouge", original, "A b. C d. New fact here.", ["A b. C d. New fact there.", original]
+    ) == (pytest.approx(1 / 3))
 
 
 def test_gold_metrics_refuse_to_run_without_gold():

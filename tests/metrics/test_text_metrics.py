@@ -125,5 +125,10 @@ def test_every_metric_declares_what_reports_need():
         assert metric.direction in ("effort", "similarity")
         assert metric.library and metric.version and metric.description
     assert [m for m in METRICS if METRICS[m].family == "gold-based"] == [
-        "sari", "gleu", "ibleu", "exact_match", "em_diff", "update_rouge",
+        "sari",
+        "gleu",
+        "ibleu",
+        "exact_match",
+        "em_diff",
+        "update_rouge",
     ]

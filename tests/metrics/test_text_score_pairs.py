@@ -30,7 +30,16 @@ PAIRS = [
 
 
 def test_the_effort_suite_is_registered():
-    assert EFFORT_SUITE == ("compression", "levenshtein", "levenshtein_words", "ter", "bleu", "chrf", "rouge_l", "charac_ter")
+    assert EFFORT_SUITE == (
+        "compression",
+        "levenshtein",
+        "levenshtein_words",
+        "ter",
+        "bleu",
+        "chrf",
+        "rouge_l",
+        "charac_ter",
+    )
     assert all(name in METRICS for name in EFFORT_SUITE)
 
 
@@ -75,7 +84,9 @@ def test_it_rejects_unknown_metrics_and_variants():
 
 def test_it_refuses_a_metric_whose_extra_is_missing(monkeypatch):
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real_find_spec(name, *a)
+    )
     with pytest.raises(MetricUnavailable, match=r"needs the optional extra editlab\[semantic\] \(torch, bert-score\)"):
         score_pairs(PAIRS, ["bertscore"])
 
@@ -118,8 +129,16 @@ def test_a_failing_library_names_the_metric_and_the_pair(monkeypatch):
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / len(edited)
 
-    boom = Metric(name="boom", func=fragile, family="edit distance", direction="effort", needs=frozenset(),
-                  library="test", version="1", description="divides by the post-edit's length")
+    boom = Metric(
+        name="boom",
+        func=fragile,
+        family="edit distance",
+        direction="effort",
+        needs=frozenset(),
+        library="test",
+        version="1",
+        description="divides by the post-edit's length",
+    )
     monkeypatch.setitem(METRICS, "boom", boom)
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError: division by zero"):
         score_pairs([Pair("a", "b"), Pair("a", "")], ["boom"], workers=1)
@@ -132,10 +151,20 @@ def test_repeated_pairs_are_scored_once_and_get_the_same_values(monkeypatch):
         calls.append((original, edited))
         return float(len(edited) - len(original))
 
-    monkeypatch.setitem(METRICS, "count", Metric(
-        name="count", func=counting, family="edit distance", direction="effort", needs=frozenset(),
-        library="test", version="1", description="length difference",
-    ))
+    monkeypatch.setitem(
+        METRICS,
+        "count",
+        Metric(
+            name="count",
+            func=counting,
+            family="edit distance",
+            direction="effort",
+            needs=frozenset(),
+            library="test",
+            version="1",
+            description="length difference",
+        ),
+    )
     pairs = [Pair("a", "abc"), Pair("a", "ab"), Pair("a", "abc"), Pair("a", "abc")]
     done: list[int] = []
     assert score_pairs(pairs, ["count"], workers=1, progress=done.append) == {"count": [2.0, 1.0, 2.0, 2.0]}
@@ -147,10 +176,20 @@ def test_a_failure_on_a_repeated_pair_names_its_first_position(monkeypatch):
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / len(edited)
 
-    monkeypatch.setitem(METRICS, "boom", Metric(
-        name="boom", func=fragile, family="edit distance", direction="effort", needs=frozenset(),
-        library="test", version="1", description="divides by the post-edit's length",
-    ))
+    monkeypatch.setitem(
+        METRICS,
+        "boom",
+        Metric(
+            name="boom",
+            func=fragile,
+            family="edit distance",
+            direction="effort",
+            needs=frozenset(),
+            library="test",
+            version="1",
+            description="divides by the post-edit's length",
+        ),
+    )
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError") as failure:
         score_pairs([Pair("a", "b"), Pair("a", ""), Pair("a", "")], ["boom"], workers=1)
     assert failure.value.pair_index == 1

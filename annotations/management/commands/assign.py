@@ -1,8 +1,8 @@
 """Assign a project's batches with overlap, or withdraw / reassign open assignments.
 
-    python manage.py assign --project NAME --annotators a,b,c --overlap K [--batches "batch 001,batch 002"]
-    python manage.py assign --project NAME --withdraw-from bob [--batches ...] [--force]
-    python manage.py assign --project NAME --reassign-from bob --to carol [--batches ...] [--force]
+python manage.py assign --project NAME --annotators a,b,c --overlap K [--batches "batch 001,batch 002"]
+python manage.py assign --project NAME --withdraw-from bob [--batches ...] [--force]
+python manage.py assign --project NAME --reassign-from bob --to carol [--batches ...] [--force]
 """
 
 from django.core.management.base import BaseCommand, CommandError

@@ -45,11 +45,16 @@ class Command(BaseCommand):
             known = ", ".join(Project.objects.order_by("name").values_list("name", flat=True)[:20]) or "none"
             raise CommandError(f"no project named {options['project']!r} (projects: {known})") from None
         try:
-            settings = Settings(k=options["k"], test_size=options["test_size"], seed=options["seed"],
-                                cv_repeats=options["cv_repeats"])
+            settings = Settings(
+                k=options["k"], test_size=options["test_size"], seed=options["seed"], cv_repeats=options["cv_repeats"]
+            )
             selection = selection_build(
-                project=project, target=options["target"], variant=options["variant"],
-                annotators=options["annotators"], task_type=options["task_type"], origin=options["origin"],
+                project=project,
+                target=options["target"],
+                variant=options["variant"],
+                annotators=options["annotators"],
+                task_type=options["task_type"],
+                origin=options["origin"],
             )
         except (SelectionError, ValueError) as exc:
             raise CommandError(str(exc)) from None
@@ -68,8 +73,10 @@ class Command(BaseCommand):
         writer.writerow(columns)
         for row in rows:
             writer.writerow(
-                ["" if row.get(c) is None else neutralise_formula(row[c]) if isinstance(row[c], str) else row[c]
-                 for c in columns]
+                [
+                    "" if row.get(c) is None else neutralise_formula(row[c]) if isinstance(row[c], str) else row[c]
+                    for c in columns
+                ]
             )
         self.stdout.write(buffer.getvalue(), ending="")
 
@@ -88,9 +95,11 @@ class Command(BaseCommand):
         out(_metric_table(analysis))
         out("")
         out(_effort_table(analysis))
-        messages = report.messages + analysis.messages + [
-            f"{name}: {message}" for name, result in analysis.metrics.items() for message in result.messages
-        ]
+        messages = (
+            report.messages
+            + analysis.messages
+            + [f"{name}: {message}" for name, result in analysis.metrics.items() for message in result.messages]
+        )
         if messages:
             out("")
             out("Messages:")
@@ -104,12 +113,26 @@ def _num(value, digits: int = 3) -> str:
 
 def _align(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
 
 
 def _metric_table(analysis: Analysis) -> str:
-    header = ["metric", "direction", "n", "dropped", "pearson", "95% CI", "p", "spearman", "knn_r2",
-              "knn_r2_cv", "williams_p", *[f"r[{a}]" for a in analysis.annotators]]
+    header = [
+        "metric",
+        "direction",
+        "n",
+        "dropped",
+        "pearson",
+        "95% CI",
+        "p",
+        "spearman",
+        "knn_r2",
+        "knn_r2_cv",
+        "williams_p",
+        *[f"r[{a}]" for a in analysis.annotators],
+    ]
     rows = [header]
     for name, m in analysis.metrics.items():
         ci = f"[{m.pearson_ci[0]:.3f}, {m.pearson_ci[1]:.3f}]" if m.pearson_ci else "-"
@@ -120,9 +143,22 @@ def _metric_table(analysis: Analysis) -> str:
             williams = format_p(m.williams_vs_best.p) + (" *" if m.williams_vs_best.significant else "")
         else:
             williams = "-"
-        rows.append([name, m.direction, str(m.n), str(m.dropped), _num(m.pearson), ci, format_p(m.pearson_p),
-                     _num(m.spearman), _num(m.knn_r2), cv, williams,
-                     *[_num(m.pearson_per_annotator.get(a)) for a in analysis.annotators]])
+        rows.append(
+            [
+                name,
+                m.direction,
+                str(m.n),
+                str(m.dropped),
+                _num(m.pearson),
+                ci,
+                format_p(m.pearson_p),
+                _num(m.spearman),
+                _num(m.knn_r2),
+                cv,
+                williams,
+                *[_num(m.pearson_per_annotator.get(a)) for a in analysis.annotators],
+            ]
+        )
     if len(rows) == 1:
         return "No metric values to analyse."
     return _align(rows)

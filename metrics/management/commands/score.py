@@ -83,9 +83,7 @@ def choose_metrics(spec: str, pairs: list[Pair]) -> list[str]:
     if spec.strip() == "all":
         any_gold = any(pair.gold for pair in pairs)
         return [
-            name
-            for name, metric in METRICS.items()
-            if metric.available() and ("gold" not in metric.needs or any_gold)
+            name for name, metric in METRICS.items() if metric.available() and ("gold" not in metric.needs or any_gold)
         ]
     names = [name.strip() for name in spec.split(",") if name.strip()]
     if not names:
@@ -151,10 +149,14 @@ class Command(BaseCommand):
         names = choose_metrics(options["metrics"], pairs)
         bar = tqdm(total=len(pairs) * len(names), unit="value", disable=not sys.stderr.isatty(), file=sys.stderr)
         try:
-            values = score_pairs(pairs, names, variant=options["variant"], workers=options["workers"], progress=bar.update)
+            values = score_pairs(
+                pairs, names, variant=options["variant"], workers=options["workers"], progress=bar.update
+            )
         except MetricFailed as exc:
             record_id = ids[exc.pair_index]
-            raise CommandError(f"{exc.metric} failed on the pair with id {record_id!r}: {exc.detail}; nothing written") from None
+            raise CommandError(
+                f"{exc.metric} failed on the pair with id {record_id!r}: {exc.detail}; nothing written"
+            ) from None
         except (ValueError, MetricUnavailable) as exc:
             raise CommandError(f"{exc}; nothing written") from None
         finally:
