@@ -1,0 +1,216 @@
+"""One JSON parser for untrusted input: request bodies, imported files and cells.
+
+    from editlab import safe_json
+    value = safe_json.loads(text, max_depth=64, max_bytes=1_048_576)
+
+`json.loads` alone is unsafe on input nobody checked: nesting ~1,000 deep raises
+RecursionError (a 500 wherever it is not caught, and a crash later in code that walks the
+value), `NaN`/`Infinity`/`1e400` become floats that PostgreSQL's jsonb and every later
+computation refuse, and `\\u0000` or a lone `\\ud800` escape gives a string that neither
+PostgreSQL nor the UTF-8 encoder can store. Every refusal here is a `ValueError` subclass
+whose message names the limit or the place; `json.JSONDecodeError` (also a ValueError)
+still reports malformed JSON. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+DEFAULT_MAX_DEPTH = 64
+MAX_INT_DIGITS = 4300  # Python's own int/str conversion limit (sys.get_int_max_str_digits)
+
+# A JSON string (the unrolled form: fast, no nested repeat) or one bracket.
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_BRACKETS = re.compile(_STRING + r"|[\[\]{}]")
+# Escapes that decode to text no database stores: NUL and UTF-16 surrogate halves.
+_RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+_NUMBER_TOKENS = re.compile(_STRING + r"|(-?(?:Infinity|NaN)|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)")
+
+
+class JSONLimitError(ValueError):
+    """The input is over a configured limit (`limit` names it, `value` is what was found)."""
+
+    def __init__(self, message: str, *, limit: str, value: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+
+
+class JSONDepthError(JSONLimitError):
+    pass
+
+
+class JSONSizeError(JSONLimitError):
+    pass
+
+
+class JSONValueError(ValueError):
+    """A value JSON may spell but editlab cannot store: a non-finite or oversized number, NUL, a lone surrogate.
+
+    `path` locates it inside the document (e.g. `Instances[3].output[0]`, "" for the top level);
+    `lineno`/`colno` (1-based) where the text shows it, when known.
+    """
+
+    def __init__(self, problem: str, *, path: str, lineno: int | None = None, colno: int | None = None) -> None:
+        where = f" at {path}" if path else ""
+        if lineno is not None:
+            where += f" (line {lineno}, column {colno})"
+        super().__init__(f"{problem}{where}")
+        self.problem = problem
+        self.path = path
+        self.lineno = lineno
+        self.colno = colno
+
+
+def loads(
+    text: str | bytes | bytearray,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_bytes: int | None = None,
+) -> Any:
+    """json.loads with limits: nesting depth, size, finite numbers, storable text.
+
+    Raises JSONDepthError / JSONSizeError (limits), JSONValueError (NaN, Infinity, a number
+    that overflows a float or has over 4,300 digits, `\\u0000`, a lone surrogate) or
+    json.JSONDecodeError (malformed); all are ValueErrors.
+    """
+    if isinstance(text, bytes | bytearray):
+        if max_bytes is not None and len(text) > max_bytes:
+            raise _too_big(len(text), max_bytes)
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise JSONValueError(f"byte 0x{text[exc.start]:02x} at offset {exc.start} is not UTF-8", path="") from None
+    elif (
+        max_bytes is not None and len(text) > max_bytes // 4 and len(text.encode("utf-8", "surrogatepass")) > max_bytes
+    ):
+        raise _too_big(len(text.encode("utf-8", "surrogatepass")), max_bytes)
+    depth = nesting_depth(text, stop_above=max_depth)
+    if depth > max_depth:
+        raise JSONDepthError(
+            f"JSON nested more than {max_depth} levels deep (the limit is {max_depth})", limit="max_depth", value=depth
+        )
+    bad: list[str] = []
+
+    def constant(name: str) -> Any:
+        bad.append(name)
+        return _Refused(name, f"{name} is not allowed (JSON has no NaN or Infinity)")
+
+    def number(literal: str) -> Any:
+        value = float(literal)
+        if math.isfinite(value):
+            return value
+        bad.append(literal)
+        return _Refused(literal, f"{literal} is out of range for a number")
+
+    def integer(literal: str) -> Any:
+        if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+            bad.append(literal)
+            return _Refused(literal, f"a number with {len(literal.lstrip('-')):,} digits is too long")
+        return int(literal)
+
+    value = json.loads(text, parse_constant=constant, parse_float=number, parse_int=integer)
+    if bad:
+        path, refused = _first_refused(value)
+        lineno, colno = _locate_number(text, refused.literal)
+        raise JSONValueError(refused.problem, path=path, lineno=lineno, colno=colno)
+    if _RISKY_ESCAPE.search(text) or _BAD_CHAR.search(text):
+        found = find_unstorable_text(value)
+        if found is not None:
+            raise JSONValueError(found[1], path=found[0])
+    return value
+
+
+def nesting_depth(text: str, *, stop_above: int | None = None) -> int:
+    """The deepest nesting of arrays/objects in `text` (brackets inside strings do not count).
+
+    Tolerant of malformed JSON (the parser reports that); stops early once past `stop_above`.
+    """
+    if stop_above is not None and text.count("[") + text.count("{") <= stop_above:
+        return 0  # fewer opening brackets than the limit: cannot be too deep (the cheap common case)
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if stop_above is not None and deepest > stop_above:
+                    return deepest
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+def find_unstorable_text(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(path, problem) of the first string or key holding NUL or a lone surrogate, else None."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, str):
+            problem = _text_problem(node)
+            if problem:
+                return where, problem
+        elif isinstance(node, dict):
+            for key, child in reversed(node.items()):
+                problem = _text_problem(key)
+                if problem:
+                    return _join(where, key), f"the key {problem.removeprefix('the text ')}"
+                stack.append((_join(where, key), child))
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{n}]", child) for n, child in reversed(list(enumerate(node))))
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    match = _BAD_CHAR.search(text)
+    if match is None:
+        return None
+    char = match.group()
+    if char == "\x00":
+        return "the text holds a NUL character (\\u0000), which cannot be stored"
+    return f"the text holds a lone UTF-16 surrogate (\\u{ord(char):04x}), which is not a character"
+
+
+class _Refused:
+    __slots__ = ("literal", "problem")
+
+    def __init__(self, literal: str, problem: str) -> None:
+        self.literal = literal
+        self.problem = problem
+
+
+def _first_refused(value: Any) -> tuple[str, _Refused]:
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, _Refused):
+            return where, node
+        if isinstance(node, dict):
+            stack.extend((_join(where, key), child) for key, child in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((f"{where}[{n}]", child) for n, child in reversed(list(enumerate(node))))
+    raise AssertionError("a refused number was recorded but not found")  # pragma: no cover
+
+
+def _join(path: str, key: str) -> str:
+    # Keys come from the input: a message must stay printable and short whatever they hold.
+    label = _BAD_CHAR.sub(lambda m: f"\\u{ord(m.group()):04x}", key[:40]) + ("…" if len(key) > 40 else "")
+    return f"{path}.{label}" if path else label
+
+
+def _locate_number(text: str, literal: str) -> tuple[int | None, int | None]:
+    for match in _NUMBER_TOKENS.finditer(text):
+        if match.group(1) == literal:
+            start = match.start(1)
+            line_start = text.rfind("\n", 0, start) + 1
+            return text.count("\n", 0, start) + 1, start - line_start + 1
+    return None, None
+
+
+def _too_big(size: int, limit: int) -> JSONSizeError:
+    return JSONSizeError(f"JSON is {size:,} bytes, over the limit of {limit:,} bytes", limit="max_bytes", value=size)
