@@ -15,9 +15,10 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotations import services
 from annotations.models import Assignment, Batch, EditEvent, Item, PostEdit, Project, Visit
 from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER, ROLES
+from annotations.services.assignment import assignment_withdraw
+from annotations.services.users import user_set_role
 
 User = get_user_model()
 
@@ -150,7 +151,7 @@ class AssignmentAdmin(admin.ModelAdmin):
         description="Withdraw selected pending assignments (submitted/in-progress are kept)", permissions=["change"]
     )
     def withdraw_pending(self, request: HttpRequest, queryset: QuerySet) -> None:
-        result = services.assignment_withdraw(assignments=queryset)
+        result = assignment_withdraw(assignments=queryset)
         self.message_user(
             request,
             f"Withdrew {result.withdrawn}; kept {result.kept_submitted} submitted/skipped "
@@ -266,11 +267,11 @@ class UserAdmin(DjangoUserAdmin):
         super().save_related(request, form, formsets, change)
         role = form.cleaned_data.get("role")
         if role:  # after the m2m save, which would otherwise overwrite the groups
-            services.user_set_role(user=form.instance, role=role)
+            user_set_role(user=form.instance, role=role)
 
     def _set_role(self, request: HttpRequest, queryset: QuerySet, role: str) -> None:
         for user in queryset:
-            services.user_set_role(user=user, role=role)
+            user_set_role(user=user, role=role)
         self.message_user(request, f"{queryset.count()} user(s) now have the role {role}.", messages.SUCCESS)
 
     @admin.action(description="Give selected users the admin role", permissions=["change"])

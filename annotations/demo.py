@@ -3,7 +3,9 @@
 from django.db import transaction
 
 from annotations.models import Item, Project
-from annotations.services import batch_assign, batch_make, project_create
+from annotations.services.assignment import batch_assign
+from annotations.services.batches import batch_make
+from annotations.services.projects import project_create
 
 DEMO_PROJECT = "Demo: post-edit machine translations"
 DEMO_ITEMS = [

@@ -4,7 +4,7 @@ input; the services do the work."""
 from django import forms
 
 from annotations.models import Batch, Project
-from annotations.services import annotator_queryset
+from annotations.selectors import annotator_queryset
 
 INSTRUCTIONS_FILE_MAX_BYTES = 1024 * 1024
 

@@ -10,7 +10,7 @@ import json
 from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -21,11 +21,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations import services
 from annotations.api import serializers_manage as s
 from annotations.api.permissions import HasRole, IsAdminOrResearcher, IsAdminRole
-from annotations.models import Assignment, Batch, Item, Project
-from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER, can_read_all
+from annotations.models import Assignment, Item, Project
+from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER
+from annotations.selectors import batch_rows, project_progress, visible_projects
+from annotations.services.assignment import WithdrawResult, assignment_reassign, assignment_withdraw, batch_assign
+from annotations.services.batches import batch_make
+from annotations.services.errors import ServiceError
+from annotations.services.items import item_create_bulk
+from annotations.services.projects import project_create, project_update
+from annotations.services.users import annotators_by_name, user_add, user_set_role
 
 User = get_user_model()
 
@@ -49,7 +55,7 @@ def service_errors():
     """A ServiceError becomes a 400 whose message names the field."""
     try:
         yield
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         raise ValidationError({"detail": str(exc)}) from None
 
 
@@ -60,19 +66,8 @@ def validated_input(serializer_class, request: Request) -> dict:
     return serializer.validated_data
 
 
-def visible_projects(user) -> QuerySet:
-    """All projects for admins and researchers; for an annotator, the projects they have work in."""
-    projects = Project.objects.annotate(
-        item_count=Count("items", distinct=True), batch_count=Count("batches", distinct=True)
-    )
-    if can_read_all(user):
-        return projects
-    ids = Assignment.objects.filter(annotator=user).values("item__project_id")
-    return projects.filter(pk__in=ids)
-
-
 def _project_for(request: Request, pk: int) -> Project:
-    return get_object_or_404(visible_projects(request.user), pk=pk)
+    return get_object_or_404(visible_projects(user=request.user), pk=pk)
 
 
 # --------------------------------------------------------------------------- projects
@@ -88,7 +83,7 @@ class ProjectListApi(generics.ListAPIView):
     serializer_class = s.ProjectOutputSerializer
 
     def get_queryset(self) -> QuerySet:
-        return visible_projects(self.request.user).order_by("name")
+        return visible_projects(user=self.request.user).order_by("name")
 
 
 class ProjectDetailApi(APIView):
@@ -111,7 +106,7 @@ class ProjectCreateApi(APIView):
     def post(self, request: Request) -> Response:
         data = _project_fields(request, s.ProjectCreateInputSerializer)
         with service_errors():
-            project = services.project_create(**data)
+            project = project_create(**data)
         return Response(
             s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED
         )
@@ -130,7 +125,7 @@ class ProjectUpdateApi(APIView):
         project = _project_for(request, pk)
         data = _project_fields(request, s.ProjectUpdateInputSerializer)
         with service_errors():
-            services.project_update(project=project, **data)
+            project_update(project=project, **data)
         return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
 
 
@@ -152,7 +147,7 @@ class ProjectProgressApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        return Response(s.ProjectProgressOutputSerializer(services.project_progress(project=project)).data)
+        return Response(s.ProjectProgressOutputSerializer(project_progress(project=project)).data)
 
 
 # --------------------------------------------------------------------------- items
@@ -191,30 +186,12 @@ class ItemBulkCreateApi(APIView):
         project = get_object_or_404(Project, pk=pk)
         data = validated_input(s.ItemBulkCreateInputSerializer, request)
         with service_errors():
-            result = services.item_create_bulk(project=project, items=data["items"])
+            result = item_create_bulk(project=project, items=data["items"])
         output = s.ItemBulkCreateOutputSerializer(result)
         return Response(output.data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 
 # --------------------------------------------------------------------------- batches
-
-
-def _batches_with_annotators(project: Project, batches: list[Batch] | None = None) -> list[Batch]:
-    queryset = project.batches.annotate(item_count=Count("items", distinct=True)).order_by("id")
-    if batches is not None:
-        queryset = queryset.filter(pk__in=[b.pk for b in batches])
-    rows = list(queryset)
-    holders: dict[int, list[str]] = {}
-    for batch_id, username in (
-        Assignment.objects.filter(item__batch__in=rows)
-        .values_list("item__batch_id", "annotator__username")
-        .distinct()
-        .order_by("annotator__username")
-    ):
-        holders.setdefault(batch_id, []).append(username)
-    for batch in rows:
-        batch.annotators = holders.get(batch.pk, [])
-    return rows
 
 
 class BatchListApi(APIView):
@@ -227,7 +204,7 @@ class BatchListApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        return Response(s.BatchOutputSerializer(_batches_with_annotators(project), many=True).data)
+        return Response(s.BatchOutputSerializer(batch_rows(project=project), many=True).data)
 
 
 class BatchMakeApi(APIView):
@@ -243,8 +220,10 @@ class BatchMakeApi(APIView):
         project = get_object_or_404(Project, pk=pk)
         data = validated_input(s.BatchMakeInputSerializer, request)
         with service_errors():
-            batches = services.batch_make(project=project, **data)
-        output = s.BatchMakeOutputSerializer({"batches": _batches_with_annotators(project, batches) if batches else []})
+            batches = batch_make(project=project, **data)
+        output = s.BatchMakeOutputSerializer(
+            {"batches": batch_rows(project=project, batches=batches) if batches else []}
+        )
         return Response(output.data, status=status.HTTP_201_CREATED if batches else status.HTTP_200_OK)
 
 
@@ -261,15 +240,15 @@ class BatchAssignApi(APIView):
         project = get_object_or_404(Project, pk=pk)
         data = validated_input(s.BatchAssignInputSerializer, request)
         with service_errors():
-            annotators = services.annotators_by_name(usernames=data["annotators"])
+            annotators = annotators_by_name(usernames=data["annotators"])
             batches = None
             if data.get("batches"):
                 found = {b.name: b for b in project.batches.filter(name__in=data["batches"])}
                 missing = [name for name in data["batches"] if name not in found]
                 if missing:
-                    raise services.ServiceError(f"batches: project has no batch {', '.join(missing)}")
+                    raise ServiceError(f"batches: project has no batch {', '.join(missing)}")
                 batches = [found[name] for name in data["batches"]]
-            result = services.batch_assign(
+            result = batch_assign(
                 project=project,
                 annotators=annotators,
                 overlap=data.get("overlap", project.overlap),
@@ -337,7 +316,7 @@ class AssignmentDetailApi(APIView):
         return Response(s.AssignmentOutputSerializer(assignment).data)
 
 
-def _move_output(result: services.WithdrawResult, not_found: list[int]) -> dict:
+def _move_output(result: WithdrawResult, not_found: list[int]) -> dict:
     return s.AssignmentMoveOutputSerializer(
         {
             "withdrawn": result.withdrawn,
@@ -369,7 +348,7 @@ class AssignmentWithdrawApi(APIView):
         data = validated_input(s.AssignmentMoveInputSerializer, request)
         queryset, not_found = _existing(data["ids"])
         with service_errors():
-            result = services.assignment_withdraw(assignments=queryset, force=data["force"])
+            result = assignment_withdraw(assignments=queryset, force=data["force"])
         return Response(_move_output(result, not_found))
 
 
@@ -386,8 +365,8 @@ class AssignmentReassignApi(APIView):
         data = validated_input(s.AssignmentReassignInputSerializer, request)
         queryset, not_found = _existing(data["ids"])
         with service_errors():
-            (target,) = services.annotators_by_name(usernames=[data["to"]])
-            result = services.assignment_reassign(assignments=queryset, to_annotator=target, force=data["force"])
+            (target,) = annotators_by_name(usernames=[data["to"]])
+            result = assignment_reassign(assignments=queryset, to_annotator=target, force=data["force"])
         return Response(_move_output(result, not_found))
 
 
@@ -439,7 +418,7 @@ class UserAddApi(APIView):
     def post(self, request: Request) -> Response:
         data = validated_input(s.UserAddInputSerializer, request)
         with service_errors():
-            user, created = services.user_add(**data)
+            user, created = user_add(**data)
         user = User.objects.prefetch_related("groups").get(pk=user.pk)
         return Response(_user_output(user), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -457,5 +436,5 @@ class UserRoleApi(APIView):
         user = get_object_or_404(User, pk=pk)
         data = validated_input(s.UserRoleInputSerializer, request)
         with service_errors():
-            services.user_set_role(user=user, role=data["role"])
+            user_set_role(user=user, role=data["role"])
         return Response(_user_output(User.objects.prefetch_related("groups").get(pk=pk)))

@@ -9,12 +9,11 @@ configuration reaches the logger through json_script.
 import difflib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
@@ -22,6 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from annotations.editing import PostEditClosed, editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.roles import can_read_all
+from annotations.selectors import batch_progress
 
 OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
 
@@ -118,66 +118,10 @@ def _references(raw) -> list[Reference]:
 # --------------------------------------------------------------------------- annotator home
 
 
-@dataclass
-class BatchProgress:
-    batch_id: int | None
-    name: str
-    project: str
-    total: int = 0
-    submitted: int = 0
-    skipped: int = 0
-    in_progress: int = 0
-    pending: int = 0
-    next_assignment_id: int | None = None
-    assignments: list[Assignment] = field(default_factory=list)
-
-    @property
-    def done(self) -> int:
-        return self.submitted + self.skipped
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
-
-
-def _batch_progress(user) -> list[BatchProgress]:
-    rows = (
-        Assignment.objects.filter(annotator=user)
-        .values("item__batch_id", "item__batch__name", "item__project__name")
-        .annotate(
-            total=Count("id"),
-            submitted=Count("id", filter=Q(status=Assignment.SUBMITTED)),
-            skipped=Count("id", filter=Q(status=Assignment.SKIPPED)),
-            in_progress=Count("id", filter=Q(status=Assignment.IN_PROGRESS)),
-            pending=Count("id", filter=Q(status=Assignment.PENDING)),
-        )
-        .order_by("item__project__name", "item__batch_id")
-    )
-    batches = {
-        row["item__batch_id"]: BatchProgress(
-            batch_id=row["item__batch_id"],
-            name=row["item__batch__name"] or "(not in a batch)",
-            project=row["item__project__name"],
-            total=row["total"],
-            submitted=row["submitted"],
-            skipped=row["skipped"],
-            in_progress=row["in_progress"],
-            pending=row["pending"],
-        )
-        for row in rows
-    }
-    # The first open assignment of each batch, in batch order (one ordered scan of ids).
-    for assignment_id, batch_id in Assignment.objects.open_for(user).values_list("id", "item__batch_id"):
-        progress = batches.get(batch_id)
-        if progress is not None and progress.next_assignment_id is None:
-            progress.next_assignment_id = assignment_id
-    return list(batches.values())
-
-
 @login_required
 def annotator_home(request: HttpRequest) -> HttpResponse:
     """The annotator's batches with progress; `?batch=<id>` lists one batch's items."""
-    batches = _batch_progress(request.user)
+    batches = batch_progress(user=request.user)
     expanded = None
     batch_param = request.GET.get("batch")
     if batch_param:

@@ -12,10 +12,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations import services
 from annotations.manage_forms import AssignForm, MakeBatchesForm, MoveForm, ProjectForm
 from annotations.models import Assignment, Project
 from annotations.roles import can_read_all, is_admin
+from annotations.selectors import batch_rows, project_progress
+from annotations.services import projects
+from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
+from annotations.services.batches import batch_make
+from annotations.services.errors import ServiceError
 
 
 def _require_reader(request: HttpRequest) -> None:
@@ -70,8 +74,8 @@ def _save_project(form: ProjectForm, project: Project | None) -> Project:
     else:
         fields["instructions"] = data["instructions"].splitlines()
     if project is None:
-        return services.project_create(**fields)
-    return services.project_update(project=project, **fields)
+        return projects.project_create(**fields)
+    return projects.project_update(project=project, **fields)
 
 
 def _project_form_page(request: HttpRequest, project: Project | None) -> HttpResponse:
@@ -80,7 +84,7 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
         if form.is_valid():
             try:
                 saved = _save_project(form, project)
-            except services.ServiceError as exc:
+            except ServiceError as exc:
                 field, _, message = str(exc).partition(": ")
                 if field in form.fields:
                     form.add_error(field, message)
@@ -112,19 +116,6 @@ def project_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _project_form_page(request, project)
 
 
-def _batch_rows(project: Project) -> list[dict]:
-    batches = project.batches.annotate(item_count=Count("items", distinct=True)).order_by("id")
-    holders: dict[int, list[str]] = {}
-    for batch_id, username in (
-        Assignment.objects.filter(item__project=project, item__batch__isnull=False)
-        .values_list("item__batch_id", "annotator__username")
-        .distinct()
-        .order_by("annotator__username")
-    ):
-        holders.setdefault(batch_id, []).append(username)
-    return [{"batch": batch, "annotators": holders.get(batch.pk, [])} for batch in batches]
-
-
 @login_required
 @require_GET
 def batches_page(request: HttpRequest, pk: int) -> HttpResponse:
@@ -143,7 +134,7 @@ def _render_batches(
 ) -> HttpResponse:
     context = {
         "project": project,
-        "batch_rows": _batch_rows(project),
+        "batch_rows": batch_rows(project=project),
         "unbatched": project.items.unbatched().count(),
         "can_change": is_admin(request.user),
         "make_form": make_form or MakeBatchesForm(),
@@ -162,10 +153,10 @@ def batches_make(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _render_batches(request, project, make_form=form, status=400)
     try:
-        batches = services.batch_make(
+        batches = batch_make(
             project=project, size=form.cleaned_data["size"], shuffle_seed=form.cleaned_data["shuffle_seed"]
         )
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         form.add_error(None, str(exc))
         return _render_batches(request, project, make_form=form, status=400)
     if batches:
@@ -184,13 +175,13 @@ def batches_assign(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _render_batches(request, project, assign_form=form, status=400)
     try:
-        result = services.batch_assign(
+        result = batch_assign(
             project=project,
             annotators=list(form.cleaned_data["annotators"]),
             overlap=form.cleaned_data["overlap"],
             batches=list(form.cleaned_data["batches"]) or None,
         )
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         form.add_error(None, str(exc))
         return _render_batches(request, project, assign_form=form, status=400)
     loads = ", ".join(f"{name} +{count}" for name, count in result.per_annotator.items())
@@ -216,17 +207,17 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
         assignments = assignments.filter(item__batch__in=data["batches"])
     try:
         if data["action"] == MoveForm.WITHDRAW:
-            result = services.assignment_withdraw(assignments=assignments, force=data["force"])
+            result = assignment_withdraw(assignments=assignments, force=data["force"])
             done = f"Withdrew {result.withdrawn} assignments of {data['from_annotator'].username}"
         else:
-            result = services.assignment_reassign(
+            result = assignment_reassign(
                 assignments=assignments, to_annotator=data["to_annotator"], force=data["force"]
             )
             done = (
                 f"Moved {result.reassigned} assignments to {data['to_annotator'].username} "
                 f"({result.skipped_already_assigned} left where they were: the target already had those items)"
             )
-    except services.ServiceError as exc:
+    except ServiceError as exc:
         form.add_error(None, str(exc))
         return _render_batches(request, project, move_form=form, status=400)
     messages.success(
@@ -241,7 +232,7 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
 def progress_page(request: HttpRequest, pk: int) -> HttpResponse:
     """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
     project = _project(request, pk)
-    context = {"progress": services.project_progress(project=project), "project": project}
+    context = {"progress": project_progress(project=project), "project": project}
     if request.htmx:
         return render(request, "annotations/manage_progress_tables.html", context)
     return render(request, "annotations/manage_progress.html", context)

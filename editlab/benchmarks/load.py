@@ -755,7 +755,9 @@ def seed(*, annotators: int, items_each: int, seed_value: int = 1, prefix: str =
 
     from annotations.models import Assignment, Item
     from annotations.roles import ANNOTATOR
-    from annotations.services import batch_assign, batch_make, project_create
+    from annotations.services.assignment import batch_assign
+    from annotations.services.batches import batch_make
+    from annotations.services.projects import project_create
 
     rng = random.Random(seed_value)
     password = "load-" + secrets.token_hex(8)

@@ -8,13 +8,9 @@ from hypothesis import strategies as st
 
 from annotations.models import Assignment, Item, PostEdit
 from annotations.roles import set_role
-from annotations.services import (
-    ServiceError,
-    assignment_reassign,
-    assignment_withdraw,
-    batch_assign,
-    batch_make,
-)
+from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
+from annotations.services.batches import batch_make
+from annotations.services.errors import ServiceError
 from tests.factories import AssignmentFactory, ItemFactory, ProjectFactory, SubmittedPostEditFactory
 
 User = get_user_model()

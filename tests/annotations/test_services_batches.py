@@ -3,7 +3,8 @@ import random
 import pytest
 
 from annotations.models import Batch, Item
-from annotations.services import ServiceError, batch_make
+from annotations.services.batches import batch_make
+from annotations.services.errors import ServiceError
 from tests.factories import ItemFactory, ProjectFactory
 
 

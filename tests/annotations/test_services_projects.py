@@ -3,7 +3,8 @@ import json
 import pytest
 
 from annotations.models import Project
-from annotations.services import ServiceError, instructions_from_json, project_create, project_update
+from annotations.services.errors import ServiceError
+from annotations.services.projects import instructions_from_json, project_create, project_update
 from tests.factories import ProjectFactory
 
 

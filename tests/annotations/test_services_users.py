@@ -2,7 +2,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotations.roles import is_admin, is_annotator, is_researcher, role_of
-from annotations.services import ServiceError, annotators_by_name, user_add
+from annotations.services.errors import ServiceError
+from annotations.services.users import annotators_by_name, user_add
 from tests.factories import UserFactory
 
 User = get_user_model()

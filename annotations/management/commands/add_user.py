@@ -3,7 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.roles import ROLES
-from annotations.services import ServiceError, user_add
+from annotations.services.errors import ServiceError
+from annotations.services.users import user_add
 
 
 class Command(BaseCommand):

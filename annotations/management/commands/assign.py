@@ -8,13 +8,9 @@ python manage.py assign --project NAME --reassign-from bob --to carol [--batches
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Assignment, Project
-from annotations.services import (
-    ServiceError,
-    annotators_by_name,
-    assignment_reassign,
-    assignment_withdraw,
-    batch_assign,
-)
+from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
+from annotations.services.errors import ServiceError
+from annotations.services.users import annotators_by_name
 
 
 def _names(value: str | None) -> list[str]:

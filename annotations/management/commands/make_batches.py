@@ -3,7 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Project
-from annotations.services import ServiceError, batch_make
+from annotations.services.batches import batch_make
+from annotations.services.errors import ServiceError
 
 
 class Command(BaseCommand):

@@ -1,0 +1,202 @@
+"""Reads that several views share (HackSoft's selectors): projects a user sees, batches with their
+annotators, progress per project and per annotator's batch. Writes live in annotations/services/."""
+
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, QuerySet
+
+from annotations.models import Assignment, Batch, Project
+from annotations.roles import ANNOTATOR, can_read_all
+
+User = get_user_model()
+
+
+# --------------------------------------------------------------------------- projects and people
+
+
+def visible_projects(*, user) -> QuerySet:
+    """All projects for admins and researchers; for an annotator, the projects they have work in.
+    Each carries item_count and batch_count."""
+    projects = Project.objects.annotate(
+        item_count=Count("items", distinct=True), batch_count=Count("batches", distinct=True)
+    )
+    if can_read_all(user):
+        return projects
+    ids = Assignment.objects.filter(annotator=user).values("item__project_id")
+    return projects.filter(pk__in=ids)
+
+
+def annotator_queryset() -> QuerySet:
+    """Active annotator accounts, by username: whom work can be given to."""
+    return User.objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def batch_rows(*, project: Project, batches: list[Batch] | None = None) -> list[Batch]:
+    """The project's batches (or only `batches`) in creation order, each with `item_count` and
+    `annotators` (the usernames holding assignments in it, sorted)."""
+    queryset = project.batches.annotate(item_count=Count("items", distinct=True)).order_by("id")
+    if batches is not None:
+        queryset = queryset.filter(pk__in=[b.pk for b in batches])
+    rows = list(queryset)
+    holders: dict[int, list[str]] = {}
+    for batch_id, username in (
+        Assignment.objects.filter(item__batch__in=rows)
+        .values_list("item__batch_id", "annotator__username")
+        .distinct()
+        .order_by("annotator__username")
+    ):
+        holders.setdefault(batch_id, []).append(username)
+    for batch in rows:
+        batch.annotators = holders.get(batch.pk, [])
+    return rows
+
+
+@dataclass
+class BatchProgress:
+    batch_id: int | None
+    name: str
+    project: str
+    total: int = 0
+    submitted: int = 0
+    skipped: int = 0
+    in_progress: int = 0
+    pending: int = 0
+    next_assignment_id: int | None = None
+    assignments: list[Assignment] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return self.submitted + self.skipped
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def batch_progress(*, user) -> list[BatchProgress]:
+    """One annotator's batches with their counts by status and the first open assignment of each."""
+    rows = (
+        Assignment.objects.filter(annotator=user)
+        .values("item__batch_id", "item__batch__name", "item__project__name")
+        .annotate(
+            total=Count("id"),
+            submitted=Count("id", filter=Q(status=Assignment.SUBMITTED)),
+            skipped=Count("id", filter=Q(status=Assignment.SKIPPED)),
+            in_progress=Count("id", filter=Q(status=Assignment.IN_PROGRESS)),
+            pending=Count("id", filter=Q(status=Assignment.PENDING)),
+        )
+        .order_by("item__project__name", "item__batch_id")
+    )
+    batches = {
+        row["item__batch_id"]: BatchProgress(
+            batch_id=row["item__batch_id"],
+            name=row["item__batch__name"] or "(not in a batch)",
+            project=row["item__project__name"],
+            total=row["total"],
+            submitted=row["submitted"],
+            skipped=row["skipped"],
+            in_progress=row["in_progress"],
+            pending=row["pending"],
+        )
+        for row in rows
+    }
+    # The first open assignment of each batch, in batch order (one ordered scan of ids).
+    for assignment_id, batch_id in Assignment.objects.open_for(user).values_list("id", "item__batch_id"):
+        progress = batches.get(batch_id)
+        if progress is not None and progress.next_assignment_id is None:
+            progress.next_assignment_id = assignment_id
+    return list(batches.values())
+
+
+# --------------------------------------------------------------------------- project progress
+
+
+@dataclass
+class ProgressRow:
+    label: str
+    key: int | None = None
+    submitted: int = 0
+    in_progress: int = 0
+    pending: int = 0
+    skipped: int = 0
+    median_active_ms: float | None = None
+    last_activity: datetime | None = None
+    active_values: list[int] = field(default_factory=list, repr=False)
+
+    @property
+    def total(self) -> int:
+        return self.submitted + self.in_progress + self.pending + self.skipped
+
+    @property
+    def percent_done(self) -> int:
+        return round(100 * (self.submitted + self.skipped) / self.total) if self.total else 0
+
+
+@dataclass
+class ProjectProgress:
+    project: Project
+    by_annotator: list[ProgressRow]
+    by_batch: list[ProgressRow]
+    total: ProgressRow
+    items: int
+    unbatched_items: int
+    unassigned_items: int
+
+
+_STATUS_FIELD = {
+    Assignment.SUBMITTED: "submitted",
+    Assignment.IN_PROGRESS: "in_progress",
+    Assignment.PENDING: "pending",
+    Assignment.SKIPPED: "skipped",
+}
+
+
+def project_progress(*, project: Project) -> ProjectProgress:
+    """Submitted / in progress / pending per annotator and per batch, the median active
+    time of submitted items, and the last activity (latest start, save or submit)."""
+    rows = Assignment.objects.filter(item__project=project).values_list(
+        "annotator_id",
+        "annotator__username",
+        "item__batch_id",
+        "status",
+        "post_edit__active_ms",
+        "started",
+        "finished",
+        "post_edit__updated",
+    )
+    by_annotator: dict[int, ProgressRow] = {}
+    by_batch: dict[int | None, ProgressRow] = {}
+    total = ProgressRow(label="all")
+    batch_names = dict(project.batches.values_list("id", "name"))
+    for user_id, username, batch_id, status, active_ms, started, finished, updated in rows.iterator(chunk_size=2000):
+        targets = (
+            by_annotator.setdefault(user_id, ProgressRow(label=username, key=user_id)),
+            by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
+            total,
+        )
+        moments = [moment for moment in (started, finished, updated) if moment is not None]
+        latest = max(moments) if moments else None
+        for row in targets:
+            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + 1)
+            if latest is not None and (row.last_activity is None or latest > row.last_activity):
+                row.last_activity = latest
+            if status == Assignment.SUBMITTED and active_ms is not None:
+                row.active_values.append(active_ms)
+    for row in (*by_annotator.values(), *by_batch.values(), total):
+        row.median_active_ms = statistics.median(row.active_values) if row.active_values else None
+    items = project.items.count()
+    return ProjectProgress(
+        project=project,
+        by_annotator=sorted(by_annotator.values(), key=lambda r: r.label),
+        by_batch=sorted(by_batch.values(), key=lambda r: (r.key is None, r.label)),
+        total=total,
+        items=items,
+        unbatched_items=project.items.unbatched().count(),
+        unassigned_items=project.items.filter(assignments__isnull=True).count(),
+    )
