@@ -8,15 +8,18 @@ tests/conftest.py; test modules import the helpers they call.
 import contextlib
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from django.db import connection, connections
 from django.test import Client
-from playwright.sync_api import Browser, Page, sync_playwright
 
 from annotations.models import Assignment, EditEvent, PostEdit
 from editlab.benchmarks.support import CHROMIUM_ARGS
 from tests.factories import PASSWORD, AssignmentFactory, BatchFactory, ItemFactory, ProjectFactory
+
+if TYPE_CHECKING:  # Playwright is imported by the browser fixture only: other tests collect without it
+    from playwright.sync_api import Browser, Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_MS = 15000
@@ -57,7 +60,11 @@ def db_lock():
 
 
 @pytest.fixture(scope="module")
-def browser() -> Browser:
+def browser() -> "Browser":
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the browser tests need Playwright: install the test extra (editlab/scripts/install test)")
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} is missing: the browser tests need Debian's Chromium. "
@@ -100,7 +107,7 @@ def item_for(annotator):
 # ---------------------------------------------------------------- the editor page
 
 
-def logged_in_page(context, site: str, user) -> Page:
+def logged_in_page(context, site: str, user) -> "Page":
     """A page whose context carries the user's session cookie (login itself is tested once)."""
     client = Client()
     client.force_login(user)
@@ -108,37 +115,37 @@ def logged_in_page(context, site: str, user) -> Page:
     return context.new_page()
 
 
-def log_in(page: Page, username: str) -> None:
+def log_in(page: "Page", username: str) -> None:
     """Fills and sends the login form the page shows."""
     page.fill("#id_username", username)
     page.fill("#id_password", PASSWORD)
     page.click("form.login button[type=submit]")
 
 
-def open_editor(page: Page, assignment: Assignment) -> None:
+def open_editor(page: "Page", assignment: Assignment) -> None:
     page.goto(f"/edit/{assignment.pk}/")
     wait_ready(page)
 
 
-def wait_ready(page: Page) -> None:
+def wait_ready(page: "Page") -> None:
     page.wait_for_function("() => window.__editlabLogger !== undefined")
     page.wait_for_function("() => document.activeElement && document.activeElement.id === 'post-edit-text'")
 
 
-def flush(page: Page) -> None:
+def flush(page: "Page") -> None:
     page.evaluate("() => window.__editlabLogger.flush()")
     assert page.evaluate("() => window.__editlabLogger.pending()") == 0
 
 
-def pending(page: Page) -> int:
+def pending(page: "Page") -> int:
     return page.evaluate("() => window.__editlabLogger.pending()")
 
 
-def text_of(page: Page) -> str:
+def text_of(page: "Page") -> str:
     return page.locator("#post-edit-text").input_value()
 
 
-def submit_with_keys(page: Page, next_path: str = "/annotate/") -> None:
+def submit_with_keys(page: "Page", next_path: str = "/annotate/") -> None:
     with page.expect_navigation(url=f"**{next_path}"):
         page.keyboard.press("Control+Enter")
 

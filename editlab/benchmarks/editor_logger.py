@@ -2,7 +2,7 @@
 
     python -m editlab.benchmarks.editor_logger [--keys 3000] [--text-chars 200 20000] [--chromium /usr/bin/chromium]
 
-Loads annotations/static/annotations/logger.js into a page with one text area (the
+Loads the editor (annotations/static/annotations/editor/) into a page with one text area (the
 server is simulated by request routing: every batch and draft is acknowledged), types
 `--keys` real key presses (letters, spaces, Backspace, arrows) into a text of each
 `--text-chars` length, and prints the per-event cost of the logger's handlers as the
@@ -22,7 +22,7 @@ from playwright.sync_api import Route, sync_playwright
 
 from editlab.benchmarks.support import CHROMIUM_ARGS
 
-LOGGER = Path(__file__).resolve().parents[2] / "annotations" / "static" / "annotations" / "logger.js"
+EDITOR_JS = Path(__file__).resolve().parents[2] / "annotations" / "static" / "annotations" / "editor"
 ORIGIN = "http://localhost:9"  # routed, never contacted; localhost is a secure context
 ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 TYPED = "the quick brown fox jumps over the lazy dog "
@@ -52,7 +52,7 @@ def page_html(text: str) -> str:
         '<textarea id="post-edit-text" rows="20" cols="100" readonly></textarea>'
         '<p id="save-status"></p>'
         f'<script id="editor-config" type="application/json">{config_json}</script>'
-        '<script type="module" src="/logger.js"></script></body></html>'
+        '<script type="module" src="/editor/main.js"></script></body></html>'
     )
 
 
@@ -63,8 +63,9 @@ def serve(text: str):
         path = route.request.url.removeprefix(ORIGIN)
         if path == "/":
             route.fulfill(status=200, content_type="text/html", headers=ISOLATED, body=page_html(text))
-        elif path == "/logger.js":
-            route.fulfill(status=200, content_type="text/javascript", headers=ISOLATED, body=LOGGER.read_text())
+        elif path.startswith("/editor/") and (EDITOR_JS / path.removeprefix("/editor/")).is_file():
+            body = (EDITOR_JS / path.removeprefix("/editor/")).read_text()
+            route.fulfill(status=200, content_type="text/javascript", headers=ISOLATED, body=body)
         elif path == "/api/events/":
             batch = json.loads(route.request.post_data or "{}")
             seqs = [event["seq"] for event in batch.get("events", [])]

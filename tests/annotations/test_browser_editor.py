@@ -5,10 +5,9 @@ keyboard produces; the server's stored counts, replay and event log are then che
 against the keys pressed.
 """
 
-import statistics
+from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import Page
 
 from annotations.models import Assignment, EditEvent, PostEdit, Visit
 from tests.browser_support import (
@@ -27,10 +26,13 @@ from tests.browser_support import (
     wait_ready,
 )
 
+if TYPE_CHECKING:  # imported by the browser fixture; collecting needs no Playwright
+    from playwright.sync_api import Page
+
 pytestmark = [pytest.mark.browser, BROWSER_DB]
 
 
-def compose(page: Page, steps: list[str]) -> None:
+def compose(page: "Page", steps: list[str]) -> None:
     """An IME composition through CDP: each step is the composition string, the last is committed."""
     cdp = page.context.new_cdp_session(page)
     for text in steps:
@@ -152,11 +154,10 @@ def test_a_reload_mid_edit_loses_nothing(context, site, annotator, item_for):
     assert (post_edit.letters, post_edit.digits, post_edit.erase, post_edit.navigation) == (7, 2, 1, 2)
 
 
-def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, annotator, item_for):
+def test_a_network_outage_loses_nothing(context, site, annotator, item_for):
     assignment = item_for("Offline test.")
     page = logged_in_page(context, site, annotator)
     open_editor(page, assignment)
-    page.evaluate("() => window.__editlabLoggerStats.reset()")
     page.keyboard.press("End")
     page.keyboard.type(" Before the outage, some words.")
     flush(page)
@@ -170,17 +171,14 @@ def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, an
     for _ in range(5):
         page.keyboard.press("ArrowRight")
     page.evaluate("() => window.__editlabLogger.saveDraft()")
-    page.wait_for_timeout(2500)  # at least one send attempt fails
-    assert "Offline" in page.locator("#save-status").inner_text()
+    # At least one send attempt fails (the logger retries on a 2 s timer).
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Offline')")
     assert page.evaluate("() => window.__editlabLogger.pending()") > len(burst)
 
     context.set_offline(False)
     page.keyboard.press("End")
     page.keyboard.type(" Back online.")
     flush(page)
-    stats = page.evaluate(
-        "() => ({samples: window.__editlabLoggerStats.samples(), persist: window.__editlabLoggerStats.persistMaxMs})"
-    )
     expected = "Offline test. Before the outage, some words." + burst[:-10] + " Back online."
     assert text_of(page) == expected
     submit_with_keys(page)
@@ -192,19 +190,6 @@ def test_a_network_outage_loses_nothing_and_typing_stays_cheap(context, site, an
     typed = len(" Before the outage, some words.") + len(burst) + len(" Back online.")
     assert keydowns == 1 + typed + 10 + 1 + 5 + 1 + 2  # ... End, then Control+Enter
     assert post_edit.erase == 10 and post_edit.navigation == 8
-
-    # The handler's own cost per event (performance.now() around it; 5 µs clock when isolated).
-    samples_us = sorted(1000 * ms for ms in stats["samples"])
-    assert len(samples_us) > 3 * typed
-    mean_us = statistics.fmean(samples_us)
-    median_us = statistics.median(samples_us)
-    p99_us = samples_us[int(0.99 * (len(samples_us) - 1))]
-    print(
-        f"\nlogger handler cost over {len(samples_us)} events: mean {mean_us:.1f} µs, "
-        f"median {median_us:.1f} µs, p99 {p99_us:.1f} µs, max {samples_us[-1]:.1f} µs"
-    )
-    assert mean_us < 200, f"mean handler cost {mean_us:.1f} µs"
-    assert p99_us < 1000, f"p99 handler cost {p99_us:.1f} µs"
 
 
 def test_a_draft_saved_elsewhere_is_shown_beside_ours(context, site, annotator, item_for):

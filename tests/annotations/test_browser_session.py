@@ -6,12 +6,12 @@ logger reads the current token from the CSRF cookie: then the banner goes and ev
 arrives, once.
 """
 
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.conf import settings
 from django.contrib.sessions.models import Session
-from playwright.sync_api import Page
 
 from annotations.models import Visit
 from tests.browser_support import (
@@ -29,13 +29,16 @@ from tests.browser_support import (
     wait_ready,
 )
 
+if TYPE_CHECKING:  # imported by the browser fixture; collecting needs no Playwright
+    from playwright.sync_api import Page
 
-def csrf_cookie(page: Page) -> str:
+
+def csrf_cookie(page: "Page") -> str:
     [value] = [c["value"] for c in page.context.cookies() if c["name"] == settings.CSRF_COOKIE_NAME]
     return value
 
 
-def typed_until_the_session_expires(context, site, annotator, assignment) -> Page:
+def typed_until_the_session_expires(context, site, annotator, assignment) -> "Page":
     """The editor on `assignment` after " one" was typed and sent, and " two" typed after the
     session ended: the banner is up."""
     page = logged_in_page(context, site, annotator)
