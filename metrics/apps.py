@@ -17,3 +17,5 @@ class MetricsConfig(AppConfig):
             bertscore_layers=settings.EDITLAB_BERTSCORE_LAYERS,
             workers=settings.EDITLAB_METRIC_WORKERS,
         )
+        # Registers how metric jobs are enqueued (metrics.jobs.use_queue).
+        from metrics import tasks  # noqa: F401

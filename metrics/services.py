@@ -23,9 +23,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.models import PostEdit, Project
@@ -87,7 +86,9 @@ class Coverage:
 
 
 @dataclass
-class _Plan:
+class ComputePlan:
+    """Which values a run must compute, decided before any scoring."""
+
     # (variant, metric names) -> post-edit ids needing those metrics in that variant
     groups: dict[tuple[str, tuple[str, ...]], array] = field(default_factory=lambda: defaultdict(lambda: array("q")))
     stale_inapplicable: list[int] = field(default_factory=list)
@@ -173,9 +174,11 @@ def _chunks(iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _plan(post_edits: QuerySet[PostEdit], metric_names: list[str], variants: list[str], report: ComputeReport) -> _Plan:
+def compute_plan(
+    post_edits: QuerySet[PostEdit], metric_names: list[str], variants: list[str], report: ComputeReport
+) -> ComputePlan:
     """Decide, without scoring anything, which values are missing or stale."""
-    plan = _Plan()
+    plan = ComputePlan()
     versions = {name: str(engine.METRICS[name].version) for name in metric_names}
     needs_gold = {name: "gold" in engine.METRICS[name].needs for name in metric_names}
     for rows in _chunks(_rows(post_edits), _PLAN_CHUNK):
@@ -292,7 +295,7 @@ def metric_values_compute(
     if post_edits is not None:
         selection = selection.filter(pk__in=post_edits.values("pk"))
     report = ComputeReport(metrics=metric_names, variants=variant_names)
-    plan = _plan(selection, metric_names, variant_names, report)
+    plan = compute_plan(selection, metric_names, variant_names, report)
     report.removed = _delete_inapplicable(plan.stale_inapplicable)
     total = plan.total
     if job is not None:
@@ -363,74 +366,6 @@ def metric_coverage(
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
     report = ComputeReport(metrics=metric_names, variants=variant_names)
-    plan = _plan(post_edit_queryset(project=project), metric_names, variant_names, report)
+    plan = compute_plan(post_edit_queryset(project=project), metric_names, variant_names, report)
     coverage = {(m, v): plan.coverage.get((m, v), Coverage()) for m in metric_names for v in variant_names}
     return report.post_edits, coverage
-
-
-# Jobs -----------------------------------------------------------------------------------
-
-
-def metric_job_create(
-    *, project: Project, user, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
-) -> MetricJob:
-    """Validate the request and queue a job for it (the task runs it; see metrics.tasks)."""
-    metric_names = resolve_metrics(metrics) if metrics else []
-    variant_names = resolve_variants(variants)
-    job = MetricJob.objects.create(
-        project=project,
-        metrics=metric_names,
-        variants=variant_names,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
-    )
-    _enqueue(job)
-    job.refresh_from_db()
-    return job
-
-
-def metric_job_retry(*, job: MetricJob) -> MetricJob:
-    """Run a failed or stalled job again: values it already stored are up to date and not redone."""
-    if job.status != MetricJob.FAILED and not job.is_stalled:
-        raise ComputeError(
-            f"job #{job.pk} is {job.status}; only a failed job, or a running one whose worker stopped "
-            f"showing progress for {settings.EDITLAB_JOB_STALE_S} s, can be retried"
-        )
-    MetricJob.objects.filter(pk=job.pk).update(
-        status=MetricJob.QUEUED, error="", done=0, total=0, started=None, finished=None, heartbeat=None
-    )
-    _enqueue(job)
-    job.refresh_from_db()
-    return job
-
-
-def _enqueue(job: MetricJob) -> None:
-    # Outside any transaction the job row is committed before a database worker can look for it.
-    from metrics.tasks import compute_metric_job
-
-    result = compute_metric_job.enqueue(job.pk)
-    MetricJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
-
-
-def metric_job_run(*, job_id: int) -> ComputeReport | None:
-    """Run one job to the end, recording status, progress and any error on the row."""
-    now = timezone.now()
-    claimed = MetricJob.objects.filter(pk=job_id, status=MetricJob.QUEUED).update(
-        status=MetricJob.RUNNING, started=now, heartbeat=now, error=""
-    )
-    if not claimed:  # already run, running elsewhere, or deleted
-        return None
-    job = MetricJob.objects.select_related("project").get(pk=job_id)
-    try:
-        report = metric_values_compute(
-            project=job.project, metrics=job.metrics or None, variants=job.variants or VARIANTS, job=job
-        )
-    except BaseException as exc:
-        # BaseException too: a worker stopped by a signal (db_worker exits on a second SIGTERM or
-        # Ctrl+C) would otherwise leave the job "running" for ever, and only failed jobs can be retried.
-        logger.exception("metric job %s failed", job_id)
-        MetricJob.objects.filter(pk=job_id).update(
-            status=MetricJob.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()
-        )
-        raise
-    MetricJob.objects.filter(pk=job_id).update(status=MetricJob.DONE, done=F("total"), finished=timezone.now())
-    return report

@@ -23,8 +23,9 @@ from annotations.models import Project
 from annotations.roles import can_read_all
 from metrics.api import serializers_values as s
 from metrics.exports import FORMATS, export_filename, export_spec, export_stream, get_format
+from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue
-from metrics.services import ComputeError, metric_job_create, metric_job_retry
+from metrics.services import ComputeError
 
 TAGS = ["metric values"]
 ERRORS = {

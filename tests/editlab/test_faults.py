@@ -22,8 +22,8 @@ from django.utils import timezone
 from annotations import editing
 from annotations.models import Assignment, EditEvent, PostEdit
 from metrics import text as engine
+from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue
-from metrics.services import metric_job_create, metric_job_retry
 from tests.annotations.editing_helpers import EDITED, edit_log, open_item, post_json, send, url
 from tests.editlab.app_process import ROOT, copy_of, process_env, query, run_script
 from tests.factories import PASSWORD, ProjectFactory, SubmittedPostEditFactory
@@ -307,7 +307,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from annotations.models import Assignment, Item, PostEdit, Project
-from metrics.services import metric_job_create
+from metrics.jobs import metric_job_create
 
 anna = get_user_model().objects.get(username="anna")
 project = Project.objects.create(name="Killed worker", instructions=["Fix it"])
@@ -332,7 +332,7 @@ RESUME = """
 import json
 from django.contrib.auth import get_user_model
 from annotations.models import Project
-from metrics.services import metric_job_create
+from metrics.jobs import metric_job_create
 
 job = metric_job_create(
     project=Project.objects.get(name="Killed worker"), user=get_user_model().objects.get(username="rita"),

@@ -4,8 +4,8 @@ import time
 import pytest
 from django.db import transaction
 
+from metrics.jobs import metric_job_create
 from metrics.models import MetricJob, MetricValue
-from metrics.services import metric_job_create
 from tests.factories import ProjectFactory, SubmittedPostEditFactory, UserFactory
 
 THREAD_TASKS = {"default": {"BACKEND": "editlab.task_backends.ThreadBackend"}}

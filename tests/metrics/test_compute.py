@@ -6,8 +6,9 @@ from django.core.management import CommandError, call_command
 
 from annotations.models import Assignment
 from metrics import text as engine
+from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue
-from metrics.services import ComputeError, metric_job_create, metric_job_retry, metric_values_compute
+from metrics.services import ComputeError, metric_values_compute
 from tests.factories import PostEditFactory, ProjectFactory, SubmittedPostEditFactory
 
 pytestmark = pytest.mark.django_db
