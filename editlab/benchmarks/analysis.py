@@ -1,6 +1,6 @@
 """Speed of the full analysis: 100,000 synthetic post-edits x 10 metrics x 2 targets.
 
-    python -m editlab.benchmarks.analysis [--rows N] [--repeats R] [--output /tmp/readme-analysis.md]
+    python -m editlab.benchmarks.analysis [--rows N] [--repeats R] [--output FILE; default editlab/benchmarks/results/analysis.md]
 
 Times metrics.analysis.analyze (everything the report shows: Pearson/Spearman pooled and
 per annotator, published-protocol and repeated-CV KNN R², Williams's tests, the metric
@@ -11,13 +11,13 @@ writes the numbers into the README section file (between markers, so re-runs rep
 import argparse
 import os
 import platform
-import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from editlab.benchmarks.support import result_file, write_section
 from metrics.analysis import SIMILARITY, Settings, analyze, analyze_targets
 
 METRICS = [f"metric_{i}" for i in range(10)]
@@ -114,25 +114,16 @@ def report(numbers: dict) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text = (text.rstrip() + "\n\n" if text.strip() else "") + "### Analysis speed\n\n" + section + "\n"
-    path.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=10, help="repeats of 5-fold cross-validation")
-    parser.add_argument("--output", type=Path, default=Path("/tmp/readme-analysis.md"))
+    parser.add_argument("--output", type=Path, default=result_file("analysis"))
     args = parser.parse_args()
     numbers = run(args.rows, args.repeats)
     section = report(numbers)
     print(section)
-    write_section(args.output, section)
+    write_section(args.output, START, END, section)
     print(f"\nwritten to {args.output}")
 
 

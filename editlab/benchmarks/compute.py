@@ -1,6 +1,6 @@
 """compute_metrics on the IWSLT2019 study, and export memory for 100,000 synthetic rows.
 
-    python -m editlab.benchmarks.compute [--workers N] [--rows 100000] [--output /tmp/readme-compute.md]
+    python -m editlab.benchmarks.compute [--workers N] [--rows 100000] [--output FILE; default editlab/benchmarks/results/compute.md]
                                          [--database-url URL] [--skip-export] [--skip-study]
 
 Runs against a throwaway database (SQLite in a temporary folder unless --database-url
@@ -26,7 +26,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from editlab.benchmarks.support import IWSLT2019, setup_django, write_section
+from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, write_section
 
 START, END = "<!-- benchmark:compute:start -->", "<!-- benchmark:compute:end -->"
 STUDY_START, STUDY_END = "<!-- study:iwslt2019:start -->", "<!-- study:iwslt2019:end -->"
@@ -233,7 +233,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=None, help="Scoring processes (default: all cores).")
     parser.add_argument("--rows", type=int, default=100_000, help="Synthetic post-edits for the export benchmark.")
-    parser.add_argument("--output", type=Path, default=Path("/tmp/readme-compute.md"))
+    parser.add_argument("--output", type=Path, default=result_file("compute"))
     parser.add_argument("--database-url", default=None, help="An EMPTY database to use instead of a temporary SQLite.")
     parser.add_argument("--skip-export", action="store_true")
     parser.add_argument("--skip-study", action="store_true")

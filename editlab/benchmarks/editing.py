@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from editlab.benchmarks.support import setup_django, write_section
+from editlab.benchmarks.support import result_file, setup_django, write_section
 
 
 def markers(database: str) -> tuple[str, str]:
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keys", type=int, default=5000)
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--output", type=Path, default=result_file("editing"))
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         setup_django(args.database_url, Path(folder))

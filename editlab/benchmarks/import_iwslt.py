@@ -1,6 +1,6 @@
 """Speed of the `pet` importer on the whole IWSLT2019 study (1,047 items, 5,235 post-edits).
 
-    python -m editlab.benchmarks.import_iwslt [--repeats 3] [--database-url URL] [--output /tmp/readme-importers.md]
+    python -m editlab.benchmarks.import_iwslt [--repeats 3] [--database-url URL] [--output FILE; default editlab/benchmarks/results/import_iwslt.md]
 
 Runs against a throwaway database (SQLite in a temporary folder unless --database-url
 names an empty PostgreSQL database), never the project's own. Each repeat imports the
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from editlab.benchmarks.support import IWSLT2019, setup_django, write_section
+from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, write_section
 
 START, END = "<!-- benchmark:import:start -->", "<!-- benchmark:import:end -->"
 
@@ -63,7 +63,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--database-url", help="An empty PostgreSQL database (default: a temporary SQLite file).")
-    parser.add_argument("--output", type=Path, help="A markdown file to write the table into, between markers.")
+    parser.add_argument(
+        "--output", type=Path, default=result_file("import_iwslt"), help="markdown file for the table (between markers)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         vendor = setup_django(args.database_url, Path(folder))

@@ -8,7 +8,7 @@ the published code, with identical values asserted:
 3. one compression distance between two 1,000,000-character texts vs the published package, each in a fresh
    process, with its peak memory.
 
-    python -m editlab.benchmarks.metrics [--data ../shared/data/iwslt2019] [--output /tmp/readme-metrics.md]
+    python -m editlab.benchmarks.metrics [--data ../shared/data/iwslt2019] [--output FILE; default editlab/benchmarks/results/metrics.md]
 
 Prints a markdown table and writes it into --output between markers, so re-runs replace it.
 """
@@ -19,13 +19,14 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+
+from editlab.benchmarks.support import result_file, write_section
 
 START, END = "<!-- benchmark:metrics:start -->", "<!-- benchmark:metrics:end -->"
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt2019"
@@ -171,7 +172,7 @@ def run_million(which: str, folder: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="The iwslt2019 folder.")
-    parser.add_argument("--output", type=Path, default=Path("/tmp/readme-metrics.md"))
+    parser.add_argument("--output", type=Path, default=result_file("metrics"))
     parser.add_argument("--million-child", choices=("editlab", "published"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.million_child:
@@ -266,16 +267,7 @@ def main() -> None:
     )
     section = f"{START}\n### Performance\n\n{table}\n\n{notes}\n{END}"
     print(section)
-    write_section(args.output, section)
-
-
-def write_section(path: Path, section: str) -> None:
-    text = path.read_text("utf-8") if path.exists() else ""
-    if START in text and END in text:
-        text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
-    path.write_text(text, "utf-8")
+    write_section(args.output, START, END, section)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,15 @@ from pathlib import Path
 
 IWSLT2019 = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt2019"
 
+# Each benchmark writes its latest figures here (one markdown file per benchmark, sections
+# between markers so re-runs replace them); the README links these files and keeps the summary.
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def result_file(name: str) -> Path:
+    return RESULTS / f"{name}.md"
+
+
 # Headless Chromium in a container: no sandbox (we may run as root), no GPU, and nothing that
 # phones home or updates itself while a test or a measurement runs.
 CHROMIUM_ARGS = [
@@ -44,7 +53,9 @@ def setup_django(database_url: str | None, folder: Path) -> str:
 def write_section(path: Path, start: str, end: str, body: str) -> None:
     """Write `body` between the markers `start` and `end` in `path`, replacing what stood there
     before, so re-runs update their numbers; append the section if the markers are not there yet."""
-    block = f"{start}\n{body.rstrip()}\n{end}"
+    body = body.strip().removeprefix(start).removesuffix(end).strip()
+    block = f"{start}\n{body}\n{end}"
+    path.parent.mkdir(parents=True, exist_ok=True)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if start in text and end in text:
         text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, text, flags=re.S)

@@ -1,4 +1,4 @@
-"""The load benchmark's client logic (editlab/benchmarks/load.py), kept light for CI.
+"""The load benchmark's client logic (editlab/benchmarks/load/), kept light for CI.
 
 The real benchmark runs 200 annotators against gunicorn + PostgreSQL for two minutes; here the same
 client (TypingSession batches, the aiohttp annotators, the exactly-once check) drives a few
@@ -18,17 +18,10 @@ from annotations.editing import SeqConflict, post_edit_ingest_events, post_edit_
 from annotations.effort import LogEvent, count_keys
 from annotations.models import Assignment, EditEvent, Visit
 from annotations.replay import replay
-from editlab.benchmarks.load import (
-    MAX_BATCH_EVENTS,
-    Ledger,
-    Plan,
-    TypingSession,
-    check_exactly_once,
-    item_text,
-    percentile,
-    run_load,
-    seed,
-)
+from editlab.benchmarks.load.checker import check_exactly_once, seed
+from editlab.benchmarks.load.client import MAX_BATCH_EVENTS, Ledger, LoadPlan, run_load
+from editlab.benchmarks.load.report import percentile
+from editlab.benchmarks.load.session import TypingSession, item_text
 
 
 def _session_log(batches: int, seed_value: int = 3) -> tuple[TypingSession, str, list[list[dict]]]:
@@ -95,7 +88,7 @@ def test_percentile_is_the_nearest_rank():
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_load_client_stores_every_event_exactly_once_and_derives_every_submit(site):
     accounts = seed(annotators=3, items_each=5, seed_value=4)
-    plan = Plan(
+    plan = LoadPlan(
         duration_s=2.5,
         batch_interval_s=0.1,
         submit_interval_s=0.9,
