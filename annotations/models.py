@@ -10,7 +10,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotations.roles import can_read_all
@@ -59,6 +59,29 @@ class Project(models.Model):
     meta = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
+    # Study design (DESIGN.md, "Study design").
+    source_lang = models.CharField(max_length=35, blank=True, help_text="BCP 47 tag of the source, e.g. en, ar.")
+    target_lang = models.CharField(max_length=35, blank=True, help_text="BCP 47 tag of the post-edit.")
+    CONTEXT_NONE = "none"
+    CONTEXT_WINDOW = "window"
+    CONTEXT_DOCUMENT = "document"
+    CONTEXT_CHOICES = [
+        (CONTEXT_NONE, "no context"),
+        (CONTEXT_WINDOW, "N segments before and after"),
+        (CONTEXT_DOCUMENT, "the whole document"),
+    ]
+    context = models.CharField(max_length=20, choices=CONTEXT_CHOICES, default=CONTEXT_NONE)
+    context_window = models.PositiveSmallIntegerField(default=2, help_text="Segments before/after (context window).")
+    conditions = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='[{"name": ..., "output": system name or null (empty editor), "highlights": bool}, ...]',
+    )
+    DESIGN_SIMPLE = "simple"
+    DESIGN_LATIN_SQUARE = "latin-square"
+    DESIGN_CHOICES = [(DESIGN_SIMPLE, "simple (overlap k)"), (DESIGN_LATIN_SQUARE, "Latin square")]
+    design = models.CharField(max_length=20, choices=DESIGN_CHOICES, default=DESIGN_SIMPLE)
+
     class Meta:
         ordering = ["name"]
 
@@ -103,12 +126,25 @@ class Item(models.Model):
     batch_position = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
+    document = models.CharField(max_length=255, blank=True, help_text="Document id; segments share it.")
+    document_position = models.PositiveIntegerField(null=True, blank=True, help_text="Segment's place in it.")
+    outputs = models.JSONField(default=dict, blank=True, help_text="Outputs keyed by system, for conditions.")
+    highlights = models.JSONField(
+        default=dict, blank=True, help_text="Error spans per output name: [[start, end, label], ...]."
+    )
+    practice = models.BooleanField(default=False, help_text="Shown first; left out of analysis and exports.")
+
     objects = ItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["project", "position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["project", "external_id"], name="item_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["project", "document", "document_position"],
+                condition=~Q(document=""),
+                name="item_unique_document_position",
+            ),
         ]
         indexes = [models.Index(fields=["batch", "batch_position"])]
 
@@ -171,6 +207,10 @@ class Assignment(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    condition = models.CharField(max_length=100, blank=True, help_text="Fixed when the assignment is made.")
+    queue_position = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Order in the annotator's queue (designed studies), else batch order."
+    )
 
     objects = AssignmentQuerySet.as_manager()
 
@@ -213,6 +253,11 @@ class PostEdit(models.Model):
     origin = models.CharField(max_length=20, choices=ORIGIN_CHOICES, default=LIVE)
     origin_detail = models.JSONField(default=dict, blank=True, help_text="Import format, file, line.")
     definition_version = models.CharField(max_length=20, blank=True)
+    condition = models.CharField(max_length=100, blank=True, help_text="Copied from the assignment.")
+    # null, not "": "" is a real start (translating from scratch); null means "the model output".
+    original_text = models.TextField(  # noqa: DJ001
+        null=True, blank=True, help_text="The text the editor started from; null: the item's model output."
+    )
 
     first_shown_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -256,6 +301,9 @@ class PostEdit(models.Model):
 
     @property
     def original(self) -> str:
+        """The text this post-edit started from: the condition's output (or nothing), else the model output."""
+        if self.original_text is not None:
+            return self.original_text
         return self.assignment.item.model_output
 
     def add_flag(self, flag: str) -> None:
@@ -312,3 +360,54 @@ class EditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.seq} {self.kind}"
+
+
+class JoinLink(models.Model):
+    """A project's participation link for a crowd platform (/join/<token>/)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="join_links")
+    token = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    max_participants = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: as many as the design has.")
+    completion_code = models.CharField(max_length=200, blank=True)
+    completion_url = models.URLField(max_length=2000, blank=True)
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Query parameter names: {"participant": "PROLIFIC_PID", "study": "STUDY_ID", "session": "SESSION_ID"}.',
+    )
+
+    class Meta:
+        ordering = ["project", "-created"]
+
+    def __str__(self) -> str:
+        return f"join link of {self.project}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.revoked_at is None
+
+
+class Participant(models.Model):
+    """An annotator account bound to a crowd platform's participant id, made by a join link."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="participants")
+    join_link = models.ForeignKey(JoinLink, null=True, on_delete=models.SET_NULL, related_name="participants")
+    platform_id = models.CharField(max_length=200, help_text="The platform's participant id (e.g. PROLIFIC_PID).")
+    study_id = models.CharField(max_length=200, blank=True)
+    session_id = models.CharField(max_length=200, blank=True)
+    slot = models.PositiveIntegerField(help_text="Its place in the project's design (0, 1, ...).")
+    joined_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "slot"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "platform_id"], name="participant_unique_platform_id"),
+            models.UniqueConstraint(fields=["project", "slot"], name="participant_unique_slot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"participant {self.platform_id} of {self.project}"
