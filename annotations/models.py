@@ -10,7 +10,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotations.roles import can_read_all
@@ -187,6 +187,10 @@ class AssignmentQuerySet(QuerySet):
     def open_for(self, user) -> "AssignmentQuerySet":
         return self.filter(annotator=user, status__in=[Assignment.PENDING, Assignment.IN_PROGRESS])
 
+    def live(self) -> "AssignmentQuerySet":
+        """Work for editlab's annotators: not the records of a finished study imported for comparison."""
+        return self.exclude(post_edit__origin=PostEdit.IMPORTED)
+
 
 class Assignment(models.Model):
     PENDING = "pending"
@@ -215,7 +219,14 @@ class Assignment(models.Model):
     objects = AssignmentQuerySet.as_manager()
 
     class Meta:
-        ordering = ["item__batch_id", "item__batch_position", "item__position", "id"]
+        # A designed study's queue first (practice, then documents in the annotator's order), else batch order.
+        ordering = [
+            F("queue_position").asc(nulls_last=True),
+            "item__batch_id",
+            "item__batch_position",
+            "item__position",
+            "id",
+        ]
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_item_annotator"),
         ]

@@ -34,6 +34,36 @@ def annotator_queryset() -> QuerySet:
     return User.objects.filter(groups__name=ANNOTATOR, is_active=True).order_by("username")
 
 
+# --------------------------------------------------------------------------- documents
+
+
+@dataclass(frozen=True)
+class Document:
+    """A document of a project: its id and its segments' item ids in document order. An item
+    without a document is a document of its own (key "item:<external id>")."""
+
+    key: str
+    item_ids: tuple[int, ...]
+
+
+def group_documents(items: QuerySet) -> list[Document]:
+    """`items` grouped into documents, in import order of each document's first segment."""
+    rows = items.order_by("position", "id").values_list(
+        "id", "external_id", "document", "document_position", "position"
+    )
+    segments: dict[str, list[tuple[int, int, int]]] = {}
+    for item_id, external_id, document, document_position, position in rows:
+        key = document or f"item:{external_id}"
+        order = document_position if document_position is not None else position
+        segments.setdefault(key, []).append((order, position, item_id))
+    return [Document(key, tuple(item_id for *_, item_id in sorted(parts))) for key, parts in segments.items()]
+
+
+def project_documents(*, project: Project, practice: bool = False) -> list[Document]:
+    """The project's documents (or its practice items, each its own document when it has none)."""
+    return group_documents(project.items.filter(practice=practice))
+
+
 # --------------------------------------------------------------------------- batches
 
 

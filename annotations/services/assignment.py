@@ -33,7 +33,8 @@ def batch_assign(
     Whole batches go to the least-loaded annotators (load = the project's assignments
     they hold, ties broken by the order given), so starting from nothing the loads
     differ by at most one batch. Items that already have `overlap` assignments are
-    skipped, so running it again creates nothing new; nobody gets an item twice.
+    skipped, so running it again creates nothing new; nobody gets an item twice. Imported
+    post-edits (a finished study's) do not count toward the overlap.
     Only Assignment rows are created (the editor makes the PostEdit when it first opens).
     """
     if overlap < 1:
@@ -58,7 +59,9 @@ def batch_assign(
     ):
         items_by_batch[batch_id].append(item_id)
     holders: dict[int, set[int]] = defaultdict(set)
-    for item_id, user_id in Assignment.objects.filter(item__batch__in=batches).values_list("item_id", "annotator_id"):
+    # A finished study's imported post-edits stay for comparison; they do not fill the overlap.
+    live = Assignment.objects.live().filter(item__batch__in=batches)
+    for item_id, user_id in live.values_list("item_id", "annotator_id"):
         holders[item_id].add(user_id)
     load = {a.pk: 0 for a in annotators}
     for user_id, item_count in _project_loads(project, user_ids=list(load)):

@@ -6,40 +6,57 @@ from collections.abc import Iterable
 from django.db import connection, transaction
 
 from annotations.models import Batch, Item, Project
+from annotations.selectors import Document, group_documents
 from annotations.services.errors import ServiceError
 
 
 @transaction.atomic
 def batch_make(*, project: Project, size: int, shuffle_seed: int | None = None) -> list[Batch]:
-    """Cut the project's unbatched items into batches of `size` (the last may be smaller).
+    """Cut the project's unbatched items into batches of about `size` items, never splitting a
+    document: a batch takes whole documents while they fit, and a document longer than `size`
+    is a batch of its own. Practice items come first. An item without a document is a document
+    of its own, so a project without documents is cut into batches of exactly `size` (the last
+    may be smaller).
 
-    Order: the items' import order (Item.position), or a random order drawn from
-    `shuffle_seed` (the same seed and items give the same batches). Size and seed are
-    recorded in the project's meta["batching"], so the cut can be reproduced.
+    Order: the documents' import order (Item.position), segments in document order, or the
+    documents in a random order drawn from `shuffle_seed` (the same seed and items give the
+    same batches). Size and seed are recorded in the project's meta["batching"], so the cut can
+    be reproduced.
     """
     if size < 1:
         raise ServiceError("size: must be at least 1")
     project = Project.objects.select_for_update().get(pk=project.pk)
-    items = list(project.items.unbatched().order_by("position", "id"))
-    if not items:
+    unbatched = project.items.unbatched()
+    practice = group_documents(unbatched.filter(practice=True))
+    documents = group_documents(unbatched.filter(practice=False))
+    if not practice and not documents:
         return []
     if shuffle_seed is not None:
-        random.Random(shuffle_seed).shuffle(items)
+        random.Random(shuffle_seed).shuffle(documents)
     start_number = _next_batch_number(project)
-    chunks = [items[offset : offset + size] for offset in range(0, len(items), size)]
+    chunks = _whole_documents(practice + documents, size)
     batches = Batch.objects.bulk_create(
         [Batch(project=project, name=f"batch {start_number + n:03d}") for n in range(len(chunks))]
     )
     _set_batch_membership(
-        (batch.pk, batch_position, item.pk)
+        (batch.pk, batch_position, item_id)
         for batch, chunk in zip(batches, chunks, strict=True)
-        for batch_position, item in enumerate(chunk)
+        for batch_position, item_id in enumerate(chunk)
     )
     history = project.meta.get("batching", [])
     history.append({"batches": [b.name for b in batches], "size": size, "shuffle_seed": shuffle_seed})
     project.meta = {**project.meta, "batching": history}
     project.save(update_fields=["meta"])
     return batches
+
+
+def _whole_documents(documents: list[Document], size: int) -> list[list[int]]:
+    chunks: list[list[int]] = []
+    for document in documents:
+        if not chunks or len(chunks[-1]) + len(document.item_ids) > size:
+            chunks.append([])
+        chunks[-1].extend(document.item_ids)
+    return [chunk for chunk in chunks if chunk]
 
 
 def _set_batch_membership(rows: Iterable[tuple[int, int, int]]) -> None:
