@@ -3,6 +3,7 @@ alters its values: stored values carry it, so stale ones can be found and recomp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from . import compression, edit, gold, ngram, semantic
@@ -24,6 +25,10 @@ def _compression(original: str, edited: str, **_: object) -> float:
     return float(compression.compression_distance(original, edited))
 
 
+def _compression_batch(pairs: Sequence[tuple[str, str]]) -> list[float]:
+    return [float(value) for value in compression.compression_distances(pairs)]
+
+
 def _ncd(original: str, edited: str, **_: object) -> float:
     return compression.ncd(original, edited)
 
@@ -35,7 +40,8 @@ register(
         family="compression",
         direction="effort",
         needs=NO_NEEDS,
-        library=_library("pydivsufsort", "; own code, equal to compression-distance 0.1.1"),
+        batch=_compression_batch,
+        library="own C code (pydivsufsort if it is not built), equal to compression-distance 0.1.1",
         version="1",
         description="LZ77 phrases the post-edit needs when it may copy from the model output "
         "(Ergun et al. 2003's compression distance, by code point)",

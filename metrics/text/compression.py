@@ -3,19 +3,32 @@
 d(S -> T) = LZ77(S + sep + T) - LZ77(S + sep): the number of LZ77 phrases T needs when it may copy from S.
 The LZ77 factorization of S + sep + T begins with the factorization of S + sep (no phrase can run across
 sep, which occurs nowhere else), so one factorization suffices: count the phrases starting after sep.
+
+Two implementations with identical values. The compiled one (`_lz77.c`, built by `pip install`) takes a few
+microseconds per sentence pair and is linear in the texts' length. If it cannot load (no C compiler at install
+time, a stale build), a warning is logged once and the pure-Python one runs instead: pydivsufsort's
+longest-previous-factor array and a loop over the phrases, about a hundred times slower on short texts.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
+import logging
 import zlib
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pydivsufsort
 from pydivsufsort import longest_previous_factor
 
+logger = logging.getLogger(__name__)
+
+# The interface version _lz77.c declares; a build from other source is not used.
+_NATIVE_VERSION = 1
 # Beyond Unicode's last code point, so it can never occur in a text.
 _SEP_CODE_POINT = 0x110000
 # Above this length a 1.1M-entry lookup table (linear time) beats sorting the code points (n log n).
@@ -24,6 +37,54 @@ _TABLE_RANKS_FROM = 1 << 18
 
 def compression_distance(original: str, edited: str) -> int:
     """Phrases of the LZ77 factorization of edited when it may copy from original (see module doc)."""
+    native = _native()
+    if native is not None:
+        try:
+            return native.distance(original, edited)
+        except OverflowError:  # over 2**31 symbols: the compiled code indexes with 32-bit integers
+            pass
+    return _python_distance(original, edited)
+
+
+def compression_distances(pairs: Iterable[tuple[str, str]]) -> list[int]:
+    """compression_distance of each (original, edited) pair, in order. One call for the lot: with the compiled
+    code nearly all the time of a single short pair is the call itself."""
+    if not isinstance(pairs, list | tuple):
+        pairs = list(pairs)
+    native = _native()
+    if native is not None:
+        try:
+            return native.distances(pairs)
+        except (TypeError, OverflowError):
+            pass  # pairs as lists, say, or a pair too long: one at a time, which explains a real error
+    return [compression_distance(original, edited) for original, edited in pairs]
+
+
+@cache
+def _native() -> ModuleType | None:
+    """The compiled module, or None (with one warning per process) when it is missing or stale."""
+    name = f"{__package__}._lz77"
+    try:
+        module = importlib.import_module(name)
+    except ImportError as error:
+        reason = f"it did not load ({error})"
+    else:
+        built = getattr(module, "VERSION", None)
+        if built == _NATIVE_VERSION:
+            return module
+        reason = f"it was built from other source (version {built}, expected {_NATIVE_VERSION})"
+    logger.warning(
+        "compression distance: the compiled extension %s is not used: %s. Falling back to the pure-Python "
+        "path (same values, about 100x slower on short texts); reinstall editlab with a C compiler present "
+        "(`pip install -e .` or editlab/scripts/install) to build it.",
+        name,
+        reason,
+    )
+    return None
+
+
+def _python_distance(original: str, edited: str) -> int:
+    """The pure-Python path: pydivsufsort's longest-previous-factor array, then a walk over the phrases."""
     _one_openmp_thread()
     symbols = _symbols(original, edited)
     # lpf[i]: length of the longest prefix of symbols[i:] that also starts before i (0 if none).
@@ -38,7 +99,7 @@ def compression_distance(original: str, edited: str) -> int:
 
 
 @cache
-def _openmp_limiter() -> ctypes._CFuncPtr | None:
+def _openmp_limiter() -> Callable[[int], object] | None:
     """omp_set_num_threads of the OpenMP runtime pydivsufsort's wheel bundles, if any.
 
     Two reasons to run libdivsufsort on one thread: on texts this short, waking a thread team costs far more

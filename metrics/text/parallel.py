@@ -70,6 +70,11 @@ def _score_chunk(
     out: dict[str, list[float | None]] = {}
     for name in names:
         metric = METRICS[name]
+        if metric.batch is not None:
+            batched = _score_batch(metric.batch, [(_effective_original(p, metric, variant), p.edited) for p in pairs])
+            if batched is not None:
+                out[name] = batched
+                continue
         values: list[float | None] = []
         for i, pair in enumerate(pairs):
             if not metric.applies_to(references=pair.references, gold=pair.gold):
@@ -83,6 +88,18 @@ def _score_chunk(
                 raise MetricFailed(name, offset + i, f"{type(exc).__name__}: {exc}") from exc
         out[name] = values
     return out
+
+
+def _score_batch(
+    batch: Callable[[Sequence[tuple[str, str]]], Sequence[float]], texts: list[tuple[str, str]]
+) -> list[float | None] | None:
+    """A chunk in one call of a metric's batch function; None if it raised, so that the pair-by-pair loop runs
+    instead and names the pair that fails."""
+    try:
+        values: list[float | None] = list(batch(texts))
+    except Exception:
+        return None
+    return values
 
 
 def _warm_up(names: Sequence[str]) -> None:

@@ -37,6 +37,11 @@ class Metric:
     description: str
     # Returns None when usable, else the reason; kept private so `available()` stays the public question.
     _check: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
+    # Optional: the values of many (original, edited) pairs in one call, equal to func's, for a metric that
+    # needs nothing else and whose per-call overhead dominates (score_pairs uses it).
+    batch: Callable[[Sequence[tuple[str, str]]], Sequence[float]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -45,6 +50,8 @@ class Metric:
             raise ValueError(f"metric {self.name}: unknown direction {self.direction!r}")
         if not self.needs <= NEEDS:
             raise ValueError(f"metric {self.name}: unknown needs {sorted(self.needs - NEEDS)}")
+        if self.batch is not None and self.needs:
+            raise ValueError(f"metric {self.name}: a batch function gets only (original, edited) pairs")
 
     def unavailable_reason(self) -> str | None:
         return self._check() if self._check is not None else None

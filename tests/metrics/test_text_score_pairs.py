@@ -195,6 +195,52 @@ def test_a_failure_on_a_repeated_pair_names_its_first_position(monkeypatch):
     assert failure.value.pair_index == 1
 
 
+def test_a_batch_function_scores_each_chunk_in_one_call_and_a_failing_batch_names_the_pair(monkeypatch):
+    batches: list[list[tuple[str, str]]] = []
+
+    def lengths(pairs):
+        batches.append(list(pairs))
+        if any(edited == "" for _, edited in pairs):
+            raise ZeroDivisionError("division by zero")
+        return [1 / len(edited) for _, edited in pairs]
+
+    def fragile(original: str, edited: str, **_: object) -> float:
+        return 1 / len(edited)
+
+    metric = Metric(
+        name="inverse",
+        func=fragile,
+        batch=lengths,
+        family="edit distance",
+        direction="effort",
+        needs=frozenset(),
+        library="test",
+        version="1",
+        description="one over the post-edit's length",
+    )
+    monkeypatch.setitem(METRICS, "inverse", metric)
+    assert score_pairs([Pair("a", "bb"), Pair("a", "b")], ["inverse"], workers=1) == {"inverse": [0.5, 1.0]}
+    assert batches == [[("a", "bb"), ("a", "b")]]
+    with pytest.raises(MetricFailed, match="inverse failed on pair 2: ZeroDivisionError") as failure:
+        score_pairs([Pair("a", "b"), Pair("a", "")], ["inverse"], workers=1)
+    assert failure.value.pair_index == 1
+
+
+def test_a_batch_function_is_refused_for_a_metric_that_needs_more_than_the_two_texts():
+    with pytest.raises(ValueError, match="a batch function gets only"):
+        Metric(
+            name="gold_batch",
+            func=lambda original, edited, **_: 0.0,
+            batch=lambda pairs: [0.0 for _ in pairs],
+            family="gold-based",
+            direction="similarity",
+            needs=frozenset({"gold"}),
+            library="test",
+            version="1",
+            description="refused",
+        )
+
+
 def test_workers_come_from_a_fork_server_when_other_threads_run(monkeypatch):
     monkeypatch.setattr(parallel, "_pool", None)  # start a pool of its own, restored afterwards
     pairs = many_pairs(80)
