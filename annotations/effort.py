@@ -45,7 +45,7 @@ Times (ms, rounded to whole ms at the end):
 import math
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from itertools import pairwise
 
 CTRL, SHIFT, ALT, META = 1, 2, 4, 8
@@ -71,34 +71,27 @@ PAUSE_THRESHOLDS_MS = (300, 1000, 2000)
 KEY_CLASSES = ("letters", "digits", "spaces", "symbols", "erase", "navigation")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogEvent:
-    """One logged browser event, with the contract's short names; `page` is its page load's id."""
+    """One logged browser event; `page` is its page load's id. The wire's short names (k, it, s, e,
+    ...) are translated at the boundary (annotations/api/serializers_editor.py: event_from_wire)."""
 
     seq: int
-    t: float
-    k: str
+    t_ms: float
+    kind: str
     page: str = ""
     key: str = ""
     code: str = ""
-    mods: int = 0
-    rep: bool = False
-    it: str = ""
-    s: int | None = None
-    e: int | None = None
+    modifiers: int = 0
+    repeat: bool = False
+    input_type: str = ""
+    sel_start: int | None = None
+    sel_end: int | None = None
     data: str = ""
-    len: int | None = None
+    length_after: int | None = None
     state: str = ""
-    src: str = ""
-    f: bool = False
-
-    @classmethod
-    def from_dict(cls, event: Mapping, page: str = "") -> "LogEvent":
-        """From a contract EVENT dict (as the browser sends it)."""
-        names = {field.name for field in fields(cls)}
-        values = {name: value for name, value in event.items() if name in names and value is not None}
-        values.setdefault("page", page)
-        return cls(**values)
+    source: str = ""
+    full_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,7 +158,7 @@ def classify_key(key: str, mods: int = 0) -> str | None:
 
 
 def is_undo_shortcut(event: LogEvent) -> bool:
-    if not (event.mods & (CTRL | META)):
+    if not (event.modifiers & (CTRL | META)):
         return False
     letter = event.key.lower()
     if not (len(letter) == 1 and "a" <= letter <= "z"):  # a non-Latin layout: fall back to the key's place
@@ -180,24 +173,24 @@ def count_keys(events: Iterable[LogEvent]) -> dict[str, int]:
     page = None
     undo_key_pending = False
     for event in events:
-        if event.page != page or event.k == "load":
+        if event.page != page or event.kind == "load":
             page, composing = event.page, False
-        if event.k == "keydown":
+        if event.kind == "keydown":
             if undo_key_pending:
                 counts["undo_redo"] += 1
             undo_key_pending = is_undo_shortcut(event)
             if not composing:
-                cls = classify_key(event.key, event.mods)
+                cls = classify_key(event.key, event.modifiers)
                 if cls:
                     counts[cls] += 1
-        elif event.k == "beforeinput" and event.it in HISTORY_INPUT_TYPES:
+        elif event.kind == "beforeinput" and event.input_type in HISTORY_INPUT_TYPES:
             counts["undo_redo"] += 1
             undo_key_pending = False
-        elif event.k in ("copy", "cut", "paste"):
-            counts[event.k] += 1
-        elif event.k == "compositionstart":
+        elif event.kind in ("copy", "cut", "paste"):
+            counts[event.kind] += 1
+        elif event.kind == "compositionstart":
             composing = True
-        elif event.k == "compositionend":
+        elif event.kind == "compositionend":
             composing = False
             for char in event.data:
                 cls = classify_char(char)
@@ -234,15 +227,15 @@ def split_visits(events: Iterable[LogEvent]) -> list[list[LogEvent]]:
 
 def _visit_start(visit: list[LogEvent]) -> float:
     for event in visit:
-        if event.k == "load":
-            return event.t
-    return visit[0].t
+        if event.kind == "load":
+            return event.t_ms
+    return visit[0].t_ms
 
 
 def visit_times(visit: list[LogEvent], *, idle_threshold_ms: float, limit_ms: float | None) -> VisitTimes:
     """wall/active/reading of one page load (events in seq order); see the module docstring."""
     start = _visit_start(visit)
-    end = max(event.t for event in visit)
+    end = max(event.t_ms for event in visit)
     span = max(0.0, end - start)
     wall = span if limit_ms is None else min(span, max(0.0, limit_ms))
     cutoff = start + wall
@@ -251,30 +244,30 @@ def visit_times(visit: list[LogEvent], *, idle_threshold_ms: float, limit_ms: fl
     hidden = False
     unfocused = False
     for before, after in pairwise(visit):
-        if before.k == "load":
+        if before.kind == "load":
             hidden = before.state == "hidden"
-        elif before.k == "visibility":
+        elif before.kind == "visibility":
             hidden = before.state == "hidden"
-        elif before.k in ("blur", "focus") and before.src != "textarea":
-            unfocused = before.k == "blur"
-        elif before.k in INTERACTION_KINDS:
+        elif before.kind in ("blur", "focus") and before.source != "textarea":
+            unfocused = before.kind == "blur"
+        elif before.kind in INTERACTION_KINDS:
             hidden = unfocused = False
-        low, high = max(before.t, start), min(after.t, cutoff)
-        if high > low and not hidden and not unfocused and after.t - before.t <= idle_threshold_ms:
+        low, high = max(before.t_ms, start), min(after.t_ms, cutoff)
+        if high > low and not hidden and not unfocused and after.t_ms - before.t_ms <= idle_threshold_ms:
             active += high - low
 
-    first_input = next((event for event in visit if event.k == "input"), None)
+    first_input = next((event for event in visit if event.kind == "input"), None)
     if first_input is None:
         reading = wall
     else:
-        reading = min(max(first_input.t, start), cutoff) - start
+        reading = min(max(first_input.t_ms, start), cutoff) - start
     return VisitTimes(wall=wall, active=active, reading=reading, clipped=span - wall, edited=first_input is not None)
 
 
 def count_pauses(visits: list[list[LogEvent]]) -> dict[str, int]:
     totals = {f"pauses_{limit}_{what}": 0.0 for limit in PAUSE_THRESHOLDS_MS for what in ("count", "ms")}
     for visit in visits:
-        keydowns = [event.t for event in visit if event.k == "keydown"]
+        keydowns = [event.t_ms for event in visit if event.kind == "keydown"]
         for earlier, later in pairwise(keydowns):
             gap = later - earlier
             for limit in PAUSE_THRESHOLDS_MS:

@@ -6,7 +6,7 @@ order across all page loads, to the model output must give exactly the submitted
 All offsets and lengths are UTF-16 code units, as the browser reports them; the text is kept as
 UTF-16-LE bytes (offset x 2), so astral characters (emoji) replay exactly.
 
-Rules (the contract in annotations/editing.py):
+Rules (the README's contract, "The editor's ingestion API"; events by their wire names):
 - `load`: the text the page started with (`data`). If it differs from the replayed text, that is a
   divergence (work lost between visits); replay continues from the load text.
 - `input` is matched with the latest `beforeinput` since the previous input (an unmatched beforeinput
@@ -89,7 +89,7 @@ def _first_difference(a: bytes, b: bytes) -> int:
 def _divergence(event: LogEvent | None, reason: str, *, expected: int, got: int, context: str) -> dict:
     return {
         "seq": None if event is None else event.seq,
-        "kind": None if event is None else (event.it or event.k),
+        "kind": None if event is None else (event.input_type or event.kind),
         "reason": reason,
         "expected_len": expected,
         "got_len": got,
@@ -99,15 +99,15 @@ def _divergence(event: LogEvent | None, reason: str, *, expected: int, got: int,
 
 def _plain_operation(length: int, event: LogEvent, before: LogEvent | None) -> tuple[int, int, str]:
     """(start, end, insert) of an input under the contract's rules."""
-    if event.f or not event.it.startswith(("insert", "delete")):
+    if event.full_text or not event.input_type.startswith(("insert", "delete")):
         return 0, length, event.data
-    caret = event.s if event.s is not None else 0
-    after_len = event.len if event.len is not None else length
-    if event.it.startswith("delete"):
+    caret = event.sel_start if event.sel_start is not None else 0
+    after_len = event.length_after if event.length_after is not None else length
+    if event.input_type.startswith("delete"):
         return caret, caret + (length - after_len), ""
-    if before is not None and before.s is not None:
-        end = before.e if before.e is not None else before.s
-        return before.s, end, event.data
+    if before is not None and before.sel_start is not None:
+        end = before.sel_end if before.sel_end is not None else before.sel_start
+        return before.sel_start, end, event.data
     start = caret - utf16_len(event.data)
     return start, start + (length - (after_len - utf16_len(event.data))), event.data
 
@@ -134,10 +134,10 @@ def _composition_operation(
         candidates = [plain, (plain[0], plain[1], composition.data or "")]
     else:
         ours = (composition.start, composition.start + composition.length, composition.data or "")
-        reports_range = before is not None and before.s == composition.start
+        reports_range = before is not None and before.sel_start == composition.start
         candidates = [plain, ours] if reports_range else [ours, plain]
     for operation in candidates:
-        if _fits(length, operation, event.len):
+        if _fits(length, operation, event.length_after):
             return operation
     return candidates[0]
 
@@ -148,7 +148,7 @@ def iter_replay(original: str, events: Iterable[LogEvent], *, with_text: bool = 
     before: LogEvent | None = None
     composition: _Composition | None = None
     for event in sorted(events, key=lambda e: e.seq):
-        if event.k == "load":
+        if event.kind == "load":
             loaded = _encode(event.data)
             divergence = None
             if bytes(units) != loaded:
@@ -165,16 +165,16 @@ def iter_replay(original: str, events: Iterable[LogEvent], *, with_text: bool = 
             before, composition = None, None
             text = _decode(units) if with_text else None
             yield ReplayStep(event.seq, "load", 0, previous_length, event.data, text, divergence)
-        elif event.k == "beforeinput":
+        elif event.kind == "beforeinput":
             before = event
-        elif event.k == "compositionstart":
+        elif event.kind == "compositionstart":
             composition = _Composition()
-        elif event.k == "compositionupdate":
+        elif event.kind == "compositionupdate":
             composition = composition or _Composition()
             composition.data = event.data
-        elif event.k == "compositionend":
+        elif event.kind == "compositionend":
             composition = None
-        elif event.k == "input":
+        elif event.kind == "input":
             yield _apply_input(units, event, before, composition, with_text=with_text)
             before = None
 
@@ -183,7 +183,7 @@ def _apply_input(
     units: bytearray, event: LogEvent, before: LogEvent | None, composition: _Composition | None, *, with_text: bool
 ) -> ReplayStep:
     length = len(units) // 2
-    if event.it == "insertCompositionText" and composition is not None and composition.data is not None:
+    if event.input_type == "insertCompositionText" and composition is not None and composition.data is not None:
         start, end, insert = _composition_operation(length, event, before, composition)
     else:
         start, end, insert = _plain_operation(length, event, before)
@@ -192,28 +192,28 @@ def _apply_input(
         divergence = _divergence(
             event,
             f"the change's range [{start}, {end}) lies outside the text (length {length})",
-            expected=event.len if event.len is not None else -1,
+            expected=event.length_after if event.length_after is not None else -1,
             got=length,
             context=_context(units, min(max(start, 0), length)),
         )
         start = min(max(start, 0), length)
         end = min(max(end, start), length)
     units[2 * start : 2 * end] = _encode(insert)
-    if composition is not None and event.it == "insertCompositionText":
+    if composition is not None and event.input_type == "insertCompositionText":
         composition.length = utf16_len(insert)
-    elif composition is not None and event.it.startswith("delete"):
+    elif composition is not None and event.input_type.startswith("delete"):
         composition.length = max(0, composition.length - (end - start))
     got = len(units) // 2
-    if divergence is None and event.len is not None and got != event.len:
+    if divergence is None and event.length_after is not None and got != event.length_after:
         divergence = _divergence(
             event,
             "after this input the replayed text has another length than the browser reported",
-            expected=event.len,
+            expected=event.length_after,
             got=got,
             context=_context(units, start),
         )
     text = _decode(units) if with_text else None
-    return ReplayStep(event.seq, event.it or "input", start, end, insert, text, divergence)
+    return ReplayStep(event.seq, event.input_type or "input", start, end, insert, text, divergence)
 
 
 def replay_texts(original: str, events: Iterable[LogEvent]) -> Iterator[tuple[int, str]]:

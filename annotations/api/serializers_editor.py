@@ -1,16 +1,23 @@
 """Input and output serializers of the editor endpoints (the editor <-> server contract).
 
+The wire's short event names (k, it, s, e, ...) end here: validate_events hands the services
+LogEvents whose fields are words (kind, input_type, sel_start, sel_end, ...); messages to the client
+keep naming the wire's fields.
+
 Events are validated by one plain function (a batch holds up to EDITLAB_EVENTS_MAX_PER_BATCH of
 them; a nested serializer per event would be slow and its errors hard to read); every message names
 the event index, its seq and the field.
 """
 
 import math
+from collections.abc import Mapping
 from itertools import pairwise
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+from annotations.effort import LogEvent
 
 EVENT_KINDS = frozenset(
     {
@@ -88,9 +95,30 @@ def _check_field(name: str, value) -> str | None:
     return None
 
 
-ALLOWED_FIELDS = frozenset(
-    {"seq", "t", "k", "key", "code", "mods", "rep", "it", "s", "e", "data", "len", "state", "src", "f"}
-)
+# Each wire field and the LogEvent field it becomes.
+WIRE_NAMES = {
+    "seq": "seq",
+    "t": "t_ms",
+    "k": "kind",
+    "key": "key",
+    "code": "code",
+    "mods": "modifiers",
+    "rep": "repeat",
+    "it": "input_type",
+    "s": "sel_start",
+    "e": "sel_end",
+    "data": "data",
+    "len": "length_after",
+    "state": "state",
+    "src": "source",
+    "f": "full_text",
+}
+ALLOWED_FIELDS = frozenset(WIRE_NAMES)
+
+
+def event_from_wire(event: Mapping, page: str = "") -> LogEvent:
+    """A contract EVENT dict (as the browser sends it) as a LogEvent of page load `page`."""
+    return LogEvent(page=page, **{WIRE_NAMES[name]: value for name, value in event.items() if value is not None})
 
 
 def _event_error(event) -> str | None:
@@ -119,7 +147,7 @@ def _event_error(event) -> str | None:
     return None
 
 
-def validate_events(raw) -> list[dict]:
+def validate_events(raw) -> list[LogEvent]:
     """The batch's events if all are well-formed, else a ValidationError naming the first problem."""
     if not isinstance(raw, list):
         raise serializers.ValidationError("events must be a list")
@@ -147,7 +175,7 @@ def validate_events(raw) -> list[dict]:
                 f"event {first_index[later['seq']]} (seq {later['seq']}) field 't' decreases: "
                 f"{later['t']} after {earlier['t']} at seq {earlier['seq']}"
             )
-    return raw
+    return [event_from_wire(event) for event in raw]
 
 
 class EventSerializer(serializers.Serializer):

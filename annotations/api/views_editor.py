@@ -1,4 +1,4 @@
-"""The editor's four JSON endpoints: events, draft, submit, skip (annotations/editing.py does the work).
+"""The editor's four JSON endpoints: events, draft, submit, skip (annotations/editing/ does the work).
 
 Only the post-edit's own annotator writes (anyone else's -> 404); researchers and admins read
 elsewhere and get 403 here; anonymous -> 403. Session auth with CSRF; a form post (sendBeacon) carries
@@ -21,7 +21,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
 
-from annotations import editing
 from annotations.api.serializers_editor import (
     ConflictSerializer,
     DraftInputSerializer,
@@ -34,6 +33,10 @@ from annotations.api.serializers_editor import (
     SubmitInputSerializer,
     SubmitOutputSerializer,
 )
+from annotations.editing.drafts import post_edit_save_draft
+from annotations.editing.errors import EditingError
+from annotations.editing.ingestion import post_edit_ingest_events
+from annotations.editing.lifecycle import post_edit_skip, post_edit_submit
 from annotations.models import PostEdit
 from annotations.roles import can_read_all
 
@@ -62,7 +65,7 @@ def editor_exception_handler(exc, context):
     """
     if isinstance(exc, BadRequest):
         return Response({"error": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, editing.EditingError):
+    if isinstance(exc, EditingError):
         return Response(exc.payload(), status=exc.status)
     if isinstance(exc, OperationalError | InterfaceError):
         logger.warning("editor endpoint %s: database unavailable: %s", context["request"].path, exc)
@@ -165,7 +168,7 @@ class PostEditEventsView(EditorAPIView):
         if size > limit:
             raise BadRequest(f"the batch has {size} bytes; at most {limit} (EDITLAB_EVENTS_MAX_BYTES) are accepted")
         data = validated(EventsInputSerializer, request)
-        result = editing.post_edit_ingest_events(post_edit=post_edit, page_id=data["page_id"], events=data["events"])
+        result = post_edit_ingest_events(post_edit=post_edit, page_id=data["page_id"], events=data["events"])
         return Response(EventsOutputSerializer(result).data)
 
 
@@ -184,7 +187,7 @@ class PostEditDraftView(EditorAPIView):
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
         data = validated(DraftInputSerializer, request)
-        version = editing.post_edit_save_draft(
+        version = post_edit_save_draft(
             post_edit=post_edit, page_id=data["page_id"], text=data["text"], version=data["version"]
         )
         return Response(DraftOutputSerializer({"version": version}).data)
@@ -205,7 +208,7 @@ class PostEditSubmitView(EditorAPIView):
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
         data = validated(SubmitInputSerializer, request)
-        navigation = editing.post_edit_submit(
+        navigation = post_edit_submit(
             post_edit=post_edit,
             page_id=data["page_id"],
             text=data["text"],
@@ -230,5 +233,5 @@ class PostEditSkipView(EditorAPIView):
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
         data = validated(SkipInputSerializer, request)
-        next_url = editing.post_edit_skip(post_edit=post_edit, page_id=data["page_id"], reason=data["reason"])
+        next_url = post_edit_skip(post_edit=post_edit, page_id=data["page_id"], reason=data["reason"])
         return Response(SkipOutputSerializer({"next_url": next_url}).data)

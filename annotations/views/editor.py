@@ -18,7 +18,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 
-from annotations.editing import PostEditClosed, editor_config, post_edit_open
+from annotations.editing.errors import PostEditClosed
+from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.roles import can_read_all
 from annotations.selectors import batch_progress

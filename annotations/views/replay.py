@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotations.editing import stored_log
+from annotations.editing.event_store import stored_log
 from annotations.effort import LogEvent
 from annotations.models import PostEdit
 from annotations.replay import iter_replay, replay
@@ -28,7 +28,7 @@ def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int
         steps.append(
             {
                 "seq": step.seq,
-                "t": round(event.t),
+                "t": round(event.t_ms),
                 "page": event.page[:8],
                 "kind": step.kind,
                 "start": step.start,

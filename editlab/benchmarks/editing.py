@@ -99,8 +99,10 @@ def run(keys: int, batch: int) -> dict:
     from django.urls import reverse
     from django.utils import timezone
 
-    from annotations.editing import post_edit_open, stored_log
-    from annotations.effort import LogEvent, derive_effort
+    from annotations.api.serializers_editor import event_from_wire
+    from annotations.editing.event_store import stored_log
+    from annotations.editing.lifecycle import post_edit_open
+    from annotations.effort import derive_effort
     from annotations.models import Assignment, Item, PostEdit, Project
     from annotations.replay import replay
     from annotations.roles import set_role
@@ -151,7 +153,7 @@ def run(keys: int, batch: int) -> dict:
     post_edit = PostEdit.objects.get(pk=post_edit.pk)
     assert post_edit.replay_ok, post_edit.replay_divergence
 
-    log = [LogEvent.from_dict(event, str(visit.page_id)) for event in events]
+    log = [event_from_wire(event, str(visit.page_id)) for event in events]
     started = time.perf_counter()
     derive_effort(log, idle_threshold_ms=30_000)
     derive_s = time.perf_counter() - started

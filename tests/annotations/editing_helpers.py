@@ -6,7 +6,9 @@ from datetime import datetime
 from django.test import Client
 from django.urls import reverse
 
-from annotations.editing import post_edit_open
+from annotations.api.serializers_editor import event_from_wire
+from annotations.editing.lifecycle import post_edit_open
+from annotations.effort import LogEvent
 from annotations.models import PostEdit, Visit
 from tests.factories import AssignmentFactory
 
@@ -50,3 +52,8 @@ def edit_log(start_seq: int = 0, t0: float = 120.0) -> list[dict]:
 
 def send(client: Client, post_edit: PostEdit, visit: Visit, events: list[dict]):
     return post_json(client, url("events", post_edit), {"page_id": str(visit.page_id), "events": events})
+
+
+def wire(events: list[dict]) -> list[LogEvent]:
+    """Contract EVENT dicts as the events serializer hands them to the services."""
+    return [event_from_wire(event) for event in events]

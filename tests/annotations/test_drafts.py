@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from annotations.editing import post_edit_open
+from annotations.editing.lifecycle import post_edit_open
 from annotations.models import PostEdit
 from tests.annotations.editing_helpers import ORIGINAL, open_item, post_json, url
 

@@ -2,6 +2,7 @@
 
 import dataclasses
 
+from annotations.api.serializers_editor import event_from_wire
 from annotations.effort import Effort, LogEvent, classify_char, classify_key, derive_effort
 from annotations.models import EFFORT_FIELDS
 
@@ -19,7 +20,7 @@ ZERO_PAUSES = {
 def log(*events: dict, page: str = "p1") -> list[LogEvent]:
     """Contract EVENT dicts, numbered in order; a dict may name its own page with `page`."""
     return [
-        LogEvent.from_dict({key: value for key, value in event.items() if key != "page"}, event.get("page", page))
+        event_from_wire({key: value for key, value in event.items() if key != "page"}, event.get("page", page))
         for event in (dict(event, seq=seq) for seq, event in enumerate(events))
     ]
 

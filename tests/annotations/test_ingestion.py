@@ -6,7 +6,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from annotations.editing import post_edit_open
+from annotations.editing.lifecycle import post_edit_open
 from annotations.models import Assignment, EditEvent
 from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url
 from tests.factories import PASSWORD, AssignmentFactory
@@ -274,7 +274,7 @@ def test_an_assignment_status_does_not_change_by_ingesting(annotator, annotator_
 
 
 def test_the_editor_config_carries_the_contract_keys_and_the_next_seq(annotator, annotator_client):
-    from annotations.editing import editor_config
+    from annotations.editing.lifecycle import editor_config
 
     post_edit, visit = open_item(annotator)
     later = AssignmentFactory(annotator=annotator)

@@ -1,5 +1,6 @@
 """Replay (annotations/replay.py) on hand-made logs: every edit kind, UTF-16 offsets, divergences."""
 
+from annotations.api.serializers_editor import event_from_wire
 from annotations.effort import LogEvent
 from annotations.replay import iter_replay, replay, replay_texts, utf16_len
 
@@ -7,7 +8,7 @@ from annotations.replay import iter_replay, replay, replay_texts, utf16_len
 def log(*events: dict, page: str = "p1") -> list[LogEvent]:
     numbered = (dict(event, seq=seq) for seq, event in enumerate(events))
     return [
-        LogEvent.from_dict({key: value for key, value in event.items() if key != "page"}, event.get("page", page))
+        event_from_wire({key: value for key, value in event.items() if key != "page"}, event.get("page", page))
         for event in numbered
     ]
 

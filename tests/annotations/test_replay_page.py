@@ -7,8 +7,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotations.editing import post_edit_ingest_events, post_edit_submit
-from tests.annotations.editing_helpers import EDITED, ORIGINAL, edit_log, open_item
+from annotations.editing.ingestion import post_edit_ingest_events
+from annotations.editing.lifecycle import post_edit_submit
+from tests.annotations.editing_helpers import EDITED, ORIGINAL, edit_log, open_item, wire
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,7 @@ def page_url(post_edit) -> str:
 def submitted(annotator, *, text=EDITED, model_output=ORIGINAL, events=None):
     post_edit, visit = open_item(annotator, model_output=model_output, now=timezone.now() - timedelta(minutes=1))
     events = edit_log() if events is None else events
-    post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=events)
+    post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=wire(events))
     post_edit_submit(post_edit=post_edit, page_id=visit.page_id, text=text, version=0, last_seq=len(events) - 1)
     post_edit.refresh_from_db()
     return post_edit

@@ -6,14 +6,11 @@ import pytest
 from django.http import Http404
 from django.utils import timezone
 
-from annotations.editing import (
-    PostEditClosed,
-    post_edit_ingest_events,
-    post_edit_open,
-    post_edit_submit,
-)
+from annotations.editing.errors import PostEditClosed
+from annotations.editing.ingestion import post_edit_ingest_events
+from annotations.editing.lifecycle import post_edit_open, post_edit_submit
 from annotations.models import DEFINITION_VERSION, Assignment, PostEdit, Visit
-from tests.annotations.editing_helpers import EDITED, edit_log, open_item, post_json, send, url
+from tests.annotations.editing_helpers import EDITED, edit_log, open_item, post_json, send, url, wire
 from tests.factories import AssignmentFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +51,7 @@ def test_wall_time_beyond_the_server_observed_time_is_clipped_and_flagged(annota
     settings.EDITLAB_CLOCK_TOLERANCE_MS = 500
     start = timezone.now()
     post_edit, visit = open_item(annotator, now=start)
-    post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=edit_log(), now=start)
+    post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=wire(edit_log()), now=start)
     post_edit_submit(
         post_edit=post_edit, page_id=visit.page_id, text=EDITED, version=0, last_seq=10,
         now=start + timedelta(seconds=1),
@@ -112,7 +109,7 @@ def test_times_accumulate_across_two_visits(annotator):
         {"seq": 4, "t": 10_100, "k": "blur"},
     ]
     post_edit_ingest_events(
-        post_edit=post_edit, page_id=first.page_id, events=visit_one, now=start + timedelta(seconds=11)
+        post_edit=post_edit, page_id=first.page_id, events=wire(visit_one), now=start + timedelta(seconds=11)
     )
     # Another item in between, then back the next day (a new page load: a new visit).
     open_item(annotator, now=start + timedelta(seconds=12))
@@ -127,7 +124,7 @@ def test_times_accumulate_across_two_visits(annotator):
         {"seq": 9, "t": 3050, "k": "submit"},
     ]
     post_edit_ingest_events(
-        post_edit=post_edit, page_id=second.page_id, events=visit_two, now=next_day + timedelta(seconds=4)
+        post_edit=post_edit, page_id=second.page_id, events=wire(visit_two), now=next_day + timedelta(seconds=4)
     )
     post_edit_submit(
         post_edit=post_edit, page_id=second.page_id, text="abcd", version=0, last_seq=9,
@@ -163,7 +160,7 @@ def test_events_of_a_visit_after_another_item_was_opened_do_not_count(annotator,
         {"seq": 1, "t": 60_000, "k": "submit"},  # still ticking in A's tab a minute later
     ]
     post_edit_ingest_events(
-        post_edit=post_edit, page_id=visit_a.page_id, events=events, now=start + timedelta(minutes=1)
+        post_edit=post_edit, page_id=visit_a.page_id, events=wire(events), now=start + timedelta(minutes=1)
     )
     post_edit_submit(
         post_edit=post_edit, page_id=visit_a.page_id, text="ab", version=0, last_seq=1,

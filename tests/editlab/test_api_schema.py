@@ -32,7 +32,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from annotations.editing import post_edit_open
+from annotations.editing.lifecycle import post_edit_open
 from metrics.models import MetricJob
 from tests.factories import (
     AssignmentFactory,

@@ -24,7 +24,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from annotations.editing import post_edit_open, post_edit_skip, post_edit_submit
+from annotations.editing.lifecycle import post_edit_open, post_edit_skip, post_edit_submit
 from annotations.models import Assignment, EditEvent, Item, PostEdit, Project
 from metrics.models import MetricValue
 from tests.editlab.test_url_permissions import ROUTES, build_world, refused, snapshot

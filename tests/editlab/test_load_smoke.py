@@ -14,14 +14,18 @@ from itertools import pairwise
 import pytest
 from django.db import connection
 
-from annotations.editing import SeqConflict, post_edit_ingest_events, post_edit_open
-from annotations.effort import LogEvent, count_keys
+from annotations.api.serializers_editor import event_from_wire
+from annotations.editing.errors import SeqConflict
+from annotations.editing.ingestion import post_edit_ingest_events
+from annotations.editing.lifecycle import post_edit_open
+from annotations.effort import count_keys
 from annotations.models import Assignment, EditEvent, Visit
 from annotations.replay import replay
 from editlab.benchmarks.load.checker import check_exactly_once, seed
 from editlab.benchmarks.load.client import MAX_BATCH_EVENTS, Ledger, LoadPlan, run_load
 from editlab.benchmarks.load.report import percentile
 from editlab.benchmarks.load.session import TypingSession, item_text
+from tests.annotations.editing_helpers import wire
 
 
 def _session_log(batches: int, seed_value: int = 3) -> tuple[TypingSession, str, list[list[dict]]]:
@@ -40,7 +44,7 @@ def _session_log(batches: int, seed_value: int = 3) -> tuple[TypingSession, str,
 
 def test_a_typing_session_replays_to_its_text_and_counts_the_keys_it_typed():
     session, original, chunks = _session_log(batches=200)
-    log = [LogEvent.from_dict(event, "page") for chunk in chunks for event in chunk]
+    log = [event_from_wire(event, "page") for chunk in chunks for event in chunk]
 
     result = replay(original, log, final_text=session.text)
     counts = count_keys(log)
@@ -134,7 +138,7 @@ def ingested(db):
     record = ledger.post_edit(post_edit.pk)
     chunks = (session.load(1.0), session.type_keys(keys=6, until_t=900.0), session.type_keys(keys=6, until_t=1800.0))
     for chunk in chunks:
-        post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=chunk)
+        post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=wire(chunk))
         record.acked |= {event["seq"] for event in chunk}
     return post_edit, ledger, session
 
@@ -197,7 +201,7 @@ def test_a_refused_batch_leaves_the_page_loads_last_seen_time_alone(ingested):
 
     with pytest.raises(SeqConflict):
         post_edit_ingest_events(
-            post_edit=post_edit, page_id=other_tab.page_id, events=taken, now=seen + timedelta(seconds=30)
+            post_edit=post_edit, page_id=other_tab.page_id, events=wire(taken), now=seen + timedelta(seconds=30)
         )
 
     assert Visit.objects.get(pk=other_tab.pk).last_seen_at == seen
@@ -211,7 +215,7 @@ def test_a_batch_spanning_stored_and_new_seqs_stores_only_the_new_ones(ingested)
     batch = [{"seq": top - 1, "t": 5000.0, "k": "focus"}, {"seq": top + 3, "t": 5001.0, "k": "blur"}]
     stored_before = post_edit.events.get(seq=top - 1).kind
 
-    result = post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=batch)
+    result = post_edit_ingest_events(post_edit=post_edit, page_id=visit.page_id, events=wire(batch))
 
     assert (result.stored, result.duplicates, result.max_seq) == (1, 1, top + 3)
     assert result.gaps == [[top + 1, top + 2]]

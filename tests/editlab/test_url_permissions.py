@@ -26,7 +26,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
-from annotations.editing import post_edit_open
+from annotations.editing.lifecycle import post_edit_open
 from annotations.models import Assignment, Batch, EditEvent, Item, PostEdit, Project, Visit
 from metrics.models import MetricJob, MetricValue
 from tests.factories import (

@@ -1,0 +1,221 @@
+"""The event log's storage: the raw SQL of ingestion's hot path, and reading a log back.
+
+Ingestion runs ~100 batches/s with 200 annotators (editlab/benchmarks/load.py), so its statements
+are written by hand: the ORM's compilation and per-field preparation cost about a millisecond of
+CPU per batch each. Everything here runs inside the caller's transaction, after the caller has
+locked the post-edit row (annotations/editing/locks.py); table and column names come from the
+models' metadata and are quoted by the backend, values always go as parameters.
+"""
+
+import json
+import uuid
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.db.models import TextField
+from django.db.models.functions import Cast
+
+from annotations.editing.errors import UnknownPage
+from annotations.effort import LogEvent
+from annotations.models import EditEvent, PostEdit, Visit
+
+
+def touch_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime) -> int:
+    """Mark the page load as seen now and return its visit id, in one statement (UnknownPage if the
+    page_id is no page load of this post-edit). The ORM's get + update were two round trips and
+    ~0.9 ms of CPU per batch."""
+    meta = Visit._meta
+    quote = connection.ops.quote_name
+    try:
+        page = meta.get_field("page_id").get_db_prep_value(page_id, connection)
+    except (ValueError, ValidationError):
+        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
+    seen = meta.get_field("last_seen_at").get_db_prep_save(now, connection)
+    sql = "UPDATE {} SET {} = %s WHERE {} = %s AND {} = %s RETURNING {}".format(
+        quote(meta.db_table), quote("last_seen_at"), quote("post_edit_id"), quote("page_id"), quote("id")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [seen, post_edit.pk, page])
+        row = cursor.fetchone()
+    if row is None:
+        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
+    return row[0]
+
+
+# Every column of EditEvent but the id, in the order of event_row. A new EditEvent field must be
+# added here too (the ingestion tests fail until it is).
+EVENT_INSERT_COLUMNS = (
+    "post_edit_id",
+    "visit_id",
+    "seq",
+    "t_ms",
+    "received_at",
+    "kind",
+    "key",
+    "code",
+    "modifiers",
+    "repeat",
+    "input_type",
+    "sel_start",
+    "sel_end",
+    "data",
+    "deleted",
+    "length_after",
+    "extra",
+)
+
+
+def event_extra(event: LogEvent) -> dict:
+    """The rarely set fields, kept in EditEvent.extra under the wire's names (the stored format)."""
+    extra: dict = {}
+    if event.state:
+        extra["state"] = event.state
+    if event.source:
+        extra["src"] = event.source
+    if event.full_text:
+        extra["f"] = True
+    return extra
+
+
+def event_row(post_edit_id: int, visit_id: int, event: LogEvent, received_at, extra_field) -> tuple:
+    """One row for EVENT_INSERT_COLUMNS from a validated event (its values already have the column types)."""
+    return (
+        post_edit_id,
+        visit_id,
+        event.seq,
+        event.t_ms,
+        received_at,
+        event.kind,
+        event.key,
+        event.code,
+        event.modifiers,
+        event.repeat,
+        event.input_type,
+        event.sel_start,
+        event.sel_end,
+        event.data,
+        "",
+        event.length_after,
+        extra_field.get_db_prep_save(event_extra(event), connection),
+    )
+
+
+def insert_events(post_edit: PostEdit, visit_id: int, events: list[LogEvent], now: datetime) -> None:
+    """INSERT the events with multi-row INSERT statements (one per batch on PostgreSQL).
+
+    bulk_create's per-field preparation of model instances cost ~1.3 ms of CPU per 20-event batch,
+    and one INSERT per row (executemany) made PostgreSQL parse and plan every row; here only the two
+    values that need a backend adapter (the time, once; the JSON `extra`) go through their fields.
+    """
+    if not events:
+        return
+    meta = EditEvent._meta
+    quote = connection.ops.quote_name
+    received_at = meta.get_field("received_at").get_db_prep_save(now, connection)
+    extra_field = meta.get_field("extra")
+    rows = [event_row(post_edit.pk, visit_id, event, received_at, extra_field) for event in events]
+    head = "INSERT INTO {} ({}) VALUES ".format(
+        quote(meta.db_table), ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS)
+    )
+    placeholders = "({})".format(", ".join(["%s"] * len(EVENT_INSERT_COLUMNS)))
+    fields = [meta.get_field(name.removesuffix("_id")) for name in EVENT_INSERT_COLUMNS]
+    size = max(1, connection.ops.bulk_batch_size(fields, rows))  # SQLite caps the parameters
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            cursor.execute(head + ", ".join([placeholders] * len(chunk)), [value for row in chunk for value in row])
+
+
+def stored_seqs_and_top(post_edit_id: int, seqs: list[int]) -> dict[int, int | None]:
+    """{seq: visit id} of the stored events in the batch's seq range, plus the top stored seq's row.
+
+    One plain statement: the ORM's compilation cost ~1 ms of CPU per batch. Both parts ORDER BY seq
+    so that PostgreSQL walks the (post_edit, seq) index: when the statistics do not know a new
+    post-edit yet (rows=1), it would otherwise take the post_edit index and filter all the
+    post-edit's events, every batch (1.3 ms instead of 0.06 ms at 8,000 events). The top row is
+    always in the result, so the max of its keys is the top seq; callers keep the seqs they sent.
+    """
+    quote = connection.ops.quote_name
+    table, seq, post_edit, visit = (
+        quote(name) for name in (EditEvent._meta.db_table, "seq", "post_edit_id", "visit_id")
+    )
+    top = (
+        f"SELECT {seq}, {visit} FROM (SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s "
+        f"ORDER BY {seq} DESC LIMIT 1) AS top_row"
+    )
+    sql, params = top, [post_edit_id]
+    if seqs:
+        in_range = (
+            f"SELECT {seq}, {visit} FROM (SELECT {seq}, {visit} FROM {table} WHERE {post_edit} = %s "
+            f"AND {seq} BETWEEN %s AND %s ORDER BY {seq}) AS batch_rows"
+        )
+        sql, params = f"{in_range} UNION ALL {top}", [post_edit_id, min(seqs), max(seqs), post_edit_id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return dict(cursor.fetchall())
+
+
+LOG_COLUMNS = (
+    "seq",
+    "t_ms",
+    "kind",
+    "visit_id",
+    "key",
+    "code",
+    "modifiers",
+    "repeat",
+    "input_type",
+    "sel_start",
+    "sel_end",
+    "data",
+    "length_after",
+    "extra_text",
+)
+
+
+def stored_log(post_edit: PostEdit) -> list[LogEvent]:
+    """The post-edit's events in seq order, as the pure effort/replay functions take them."""
+    # Column values, not model instances, and `extra` as text (nearly always "{}"): a long log
+    # loads several times faster than through the JSON and UUID field converters.
+    pages = {pk: str(page_id) for pk, page_id in post_edit.visits.values_list("pk", "page_id")}
+    rows = post_edit.events.order_by("seq").annotate(extra_text=Cast("extra", TextField())).values_list(*LOG_COLUMNS)
+    log = []
+    for (
+        seq,
+        t_ms,
+        kind,
+        visit_id,
+        key,
+        code,
+        modifiers,
+        repeat,
+        input_type,
+        start,
+        end,
+        data,
+        length,
+        extra_text,
+    ) in rows:
+        extra = json.loads(extra_text) if extra_text and extra_text != "{}" else {}
+        log.append(
+            LogEvent(
+                seq=seq,
+                t_ms=t_ms,
+                kind=kind,
+                page=pages.get(visit_id, ""),
+                key=key,
+                code=code,
+                modifiers=modifiers,
+                repeat=repeat,
+                input_type=input_type,
+                sel_start=start,
+                sel_end=end,
+                data=data,
+                length_after=length,
+                state=extra.get("state", ""),
+                source=extra.get("src", ""),
+                full_text=bool(extra.get("f", False)),
+            )
+        )
+    return log

@@ -1,0 +1,185 @@
+"""A post-edit's life: opened (a visit per page load), then submitted (effort derived) or skipped."""
+
+import uuid
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.http import Http404
+from django.urls import reverse
+from django.utils import timezone
+
+from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
+from annotations.editing.event_store import stored_log
+from annotations.editing.locks import locked_post_edit, visit_of
+from annotations.editing.navigation import Navigation, navigation_after, next_url_for
+from annotations.effort import derive_effort
+from annotations.models import DEFINITION_VERSION, EFFORT_FIELDS, Assignment, PostEdit, Visit
+from annotations.replay import replay
+
+FLAG_EVENT_GAP = "event_gap"
+FLAG_REPLAY_MISMATCH = "replay_mismatch"
+FLAG_WALL_CLIPPED = "wall_clipped"
+
+
+# ---------------------------------------------------------------- opening
+
+
+@transaction.atomic
+def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None) -> tuple[PostEdit, Visit]:
+    """Show an item to its annotator: one PostEdit (created once), one new Visit for this page load."""
+    now = now or timezone.now()
+    assignment = Assignment.objects.select_for_update().select_related("item").get(pk=assignment.pk)
+    if assignment.annotator_id != user.pk:
+        raise Http404("No such assignment.")
+    if not assignment.is_open:
+        raise PostEditClosed(f"this item is already {assignment.get_status_display()}")
+    post_edit, _ = PostEdit.objects.get_or_create(
+        assignment=assignment, defaults={"draft_text": assignment.item.model_output}
+    )
+    if post_edit.first_shown_at is None:
+        post_edit.first_shown_at = now
+        post_edit.save(update_fields=["first_shown_at", "updated"])
+    if assignment.status == Assignment.PENDING:
+        assignment.status = Assignment.IN_PROGRESS
+        assignment.started = assignment.started or now
+        assignment.save(update_fields=["status", "started"])
+    # Create first, then end the others: lock order assignment -> post-edit -> visits everywhere.
+    visit = Visit.objects.create(post_edit=post_edit, started_at=now, last_seen_at=now)
+    Visit.objects.filter(post_edit__assignment__annotator=user, ended_at__isnull=True).exclude(pk=visit.pk).update(
+        ended_at=now
+    )
+    post_edit.assignment = assignment
+    return post_edit, visit
+
+
+def next_seq_of(post_edit: PostEdit) -> int:
+    top = post_edit.events.aggregate(top=Max("seq"))["top"]
+    return 0 if top is None else top + 1
+
+
+def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict:
+    """The JSON the editor page embeds (json_script id "editor-config")."""
+    assignment = post_edit.assignment
+    return {
+        "post_edit_id": post_edit.pk,
+        "page_id": str(visit.page_id),
+        "next_seq": next_seq_of(post_edit),
+        "version": post_edit.version,
+        "original": assignment.item.model_output,
+        "draft": post_edit.draft_text,
+        "idle_threshold_ms": round(assignment.item.project.idle_threshold_s * 1000),
+        "urls": {
+            "events": reverse("api-post-edit-events", args=[post_edit.pk]),
+            "draft": reverse("api-post-edit-draft", args=[post_edit.pk]),
+            "submit": reverse("api-post-edit-submit", args=[post_edit.pk]),
+            "skip": reverse("api-post-edit-skip", args=[post_edit.pk]),
+            "next": next_url_for(assignment.annotator, after=assignment),
+        },
+        "csrf_token": csrf_token,
+    }
+
+
+# ---------------------------------------------------------------- submit
+
+
+def _ms(delta) -> float:
+    return delta.total_seconds() * 1000.0
+
+
+def visit_server_span_ms(visit: Visit) -> float:
+    """Server-observed span of a visit: start .. last request, cut where another page was opened."""
+    end = visit.last_seen_at
+    if visit.ended_at is not None and visit.ended_at < end:
+        end = visit.ended_at
+    return max(0.0, _ms(end - visit.started_at))
+
+
+@transaction.atomic
+def post_edit_submit(
+    *,
+    post_edit: PostEdit,
+    page_id: uuid.UUID | str,
+    text: str,
+    version: int,
+    last_seq: int,
+    now: datetime | None = None,
+) -> Navigation:
+    """Finish the edit: derive effort from the stored log, replay it, clip by server time. Idempotent."""
+    now = now or timezone.now()
+    ensure_text(text, field="text")
+    assignment = Assignment.objects.select_for_update().get(pk=post_edit.assignment_id)
+    post_edit = locked_post_edit(post_edit)
+    if assignment.status == Assignment.SUBMITTED:
+        return navigation_after(post_edit.assignment)
+    if assignment.status == Assignment.SKIPPED:
+        raise PostEditClosed(f"post-edit {post_edit.pk} was skipped; it cannot be submitted")
+    visit = visit_of(post_edit, page_id)
+    if version != post_edit.version:
+        raise DraftConflict(server_text=post_edit.draft_text, server_version=post_edit.version)
+
+    visit.last_seen_at = now
+    visit.ended_at = visit.ended_at or now
+    visit.save(update_fields=["last_seen_at", "ended_at"])
+    visits = list(post_edit.visits.all())
+    tolerance = settings.EDITLAB_CLOCK_TOLERANCE_MS
+    limits = {str(v.page_id): visit_server_span_ms(v) + tolerance for v in visits}
+    events = stored_log(post_edit)
+    effort = derive_effort(
+        events,
+        idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_s * 1000.0,
+        visit_limits_ms=limits,
+    )
+    result = replay(post_edit.original, events, final_text=text)
+
+    for name in EFFORT_FIELDS:
+        setattr(post_edit, name, getattr(effort, name))
+    if effort.clipped_ms > 0:
+        post_edit.add_flag(FLAG_WALL_CLIPPED)
+    post_edit.replay_ok = result.ok
+    post_edit.replay_divergence = result.divergence
+    if not result.ok:
+        post_edit.add_flag(FLAG_REPLAY_MISMATCH)
+    max_seq = max((event.seq for event in events), default=-1)
+    if last_seq > max_seq:
+        post_edit.event_gaps = sorted([*post_edit.event_gaps, [max_seq + 1, last_seq]])
+    if post_edit.event_gaps:
+        post_edit.add_flag(FLAG_EVENT_GAP)
+    post_edit.text = text
+    post_edit.draft_text = text
+    post_edit.submitted_at = now
+    post_edit.server_elapsed_ms = round(sum(visit_server_span_ms(v) for v in visits))
+    post_edit.definition_version = DEFINITION_VERSION
+    post_edit.save()
+
+    assignment.status = Assignment.SUBMITTED
+    assignment.finished = now
+    assignment.save(update_fields=["status", "finished"])
+    post_edit.assignment = assignment
+    return navigation_after(post_edit.assignment)
+
+
+# ---------------------------------------------------------------- skip
+
+
+@transaction.atomic
+def post_edit_skip(*, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str, now: datetime | None = None) -> str:
+    """Give the item up with a reason; returns the next URL. Events and draft are kept."""
+    now = now or timezone.now()
+    reason = reason.strip()
+    if not reason:
+        raise InvalidInput("reason: say why you skip this item")
+    ensure_text(reason, field="reason")
+    assignment = Assignment.objects.select_for_update().get(pk=post_edit.assignment_id)
+    post_edit = locked_post_edit(post_edit)
+    if assignment.status == Assignment.SUBMITTED:
+        raise PostEditClosed(f"post-edit {post_edit.pk} is already submitted; it cannot be skipped")
+    visit = visit_of(post_edit, page_id)
+    if assignment.status != Assignment.SKIPPED:
+        assignment.status = Assignment.SKIPPED
+        assignment.skip_reason = reason
+        assignment.finished = now
+        assignment.save(update_fields=["status", "skip_reason", "finished"])
+        Visit.objects.filter(pk=visit.pk).update(last_seen_at=now, ended_at=visit.ended_at or now)
+    return next_url_for(assignment.annotator, after=assignment)

@@ -1,0 +1,40 @@
+"""The rows every editing write works on, locked in one order: assignment -> post-edit -> visits.
+
+Every write locks the assignment and/or the post-edit row (select_for_update) before it touches the
+post-edit's visits or events, so a batch re-sent concurrently is stored once and a double-clicked
+submit gives one result (checked by hand with 4 threads on PostgreSQL).
+"""
+
+import uuid
+
+from annotations.editing.errors import UnknownPage
+from annotations.models import Assignment, PostEdit, Visit
+
+
+def locked_post_edit(post_edit: PostEdit) -> PostEdit:
+    return (
+        PostEdit.objects.select_for_update(of=("self",))
+        .select_related("assignment__item__project")
+        .get(pk=post_edit.pk)
+    )
+
+
+def locked_post_edit_for_events(post_edit: PostEdit) -> PostEdit:
+    """Locked like locked_post_edit, loading only what ingestion reads: ~half the ORM cost per batch."""
+    return (
+        PostEdit.objects.select_for_update(of=("self",))
+        .select_related("assignment")
+        .only("id", "assignment", "event_gaps", "assignment__status")
+        .get(pk=post_edit.pk)
+    )
+
+
+def visit_of(post_edit: PostEdit, page_id: uuid.UUID | str) -> Visit:
+    try:
+        return post_edit.visits.get(page_id=page_id)
+    except (Visit.DoesNotExist, ValueError):
+        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
+
+
+def is_closed(post_edit: PostEdit) -> bool:
+    return post_edit.assignment.status in (Assignment.SUBMITTED, Assignment.SKIPPED)
