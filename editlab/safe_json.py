@@ -22,9 +22,10 @@ from typing import Any
 DEFAULT_MAX_DEPTH = 64
 MAX_INT_DIGITS = 4300  # Python's own int/str conversion limit (sys.get_int_max_str_digits)
 
-# A JSON string (the unrolled form: fast, no nested repeat) or one bracket.
+# A JSON string (the unrolled form: fast, no nested repeat), or a bracket, comma or colon.
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
-_BRACKETS = re.compile(_STRING + r"|[\[\]{}]")
+_STRUCTURE = re.compile(_STRING + r"|[\[\]{},:]")
+PATH_LEVELS_SHOWN = 4
 # Escapes that decode to text no database stores: NUL and UTF-16 surrogate halves.
 _RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
@@ -41,7 +42,14 @@ class JSONLimitError(ValueError):
 
 
 class JSONDepthError(JSONLimitError):
-    pass
+    """Nested past max_depth; `path` is where (its first levels), `lineno` the line of the bracket,
+    `problem` the message without the place."""
+
+    def __init__(self, message: str, *, limit: str, value: int, path: str = "", lineno: int | None = None) -> None:
+        super().__init__(message, limit=limit, value=value)
+        self.path = path
+        self.lineno = lineno
+        self.problem = message
 
 
 class JSONSizeError(JSONLimitError):
@@ -89,11 +97,21 @@ def loads(
         max_bytes is not None and len(text) > max_bytes // 4 and len(text.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         raise _too_big(len(text.encode("utf-8", "surrogatepass")), max_bytes)
-    depth = nesting_depth(text, stop_above=max_depth)
-    if depth > max_depth:
-        raise JSONDepthError(
-            f"JSON nested more than {max_depth} levels deep (the limit is {max_depth})", limit="max_depth", value=depth
+    deep = _too_deep(text, max_depth)
+    if deep is not None:
+        path, offset = deep
+        lineno, colno = _line_col(text, offset)
+        where = f" at {path}" if path else ""
+        error = JSONDepthError(
+            f"JSON nested more than {max_depth} levels deep{where} (line {lineno}, column {colno}; "
+            f"the limit is {max_depth})",
+            limit="max_depth",
+            value=max_depth + 1,
+            path=path,
+            lineno=lineno,
         )
+        error.problem = f"JSON nested more than {max_depth} levels deep (the limit is {max_depth})"
+        raise error
     bad: list[str] = []
 
     def constant(name: str) -> Any:
@@ -125,25 +143,50 @@ def loads(
     return value
 
 
-def nesting_depth(text: str, *, stop_above: int | None = None) -> int:
-    """The deepest nesting of arrays/objects in `text` (brackets inside strings do not count).
-
-    Tolerant of malformed JSON (the parser reports that); stops early once past `stop_above`.
-    """
-    if stop_above is not None and text.count("[") + text.count("{") <= stop_above:
-        return 0  # fewer opening brackets than the limit: cannot be too deep (the cheap common case)
-    depth = deepest = 0
-    for match in _BRACKETS.finditer(text):
+def _too_deep(text: str, max_depth: int) -> tuple[str, int] | None:
+    """(path, offset) of the first bracket nested past max_depth, or None; one pass, no recursion."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return None
+    frames: list[list] = []  # [key or None] for objects, [index] for arrays
+    last_string = ""
+    for match in _STRUCTURE.finditer(text):
         token = match.group()
         if token in "[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop_above is not None and deepest > stop_above:
-                    return deepest
+            if len(frames) >= max_depth:
+                return _frames_path(frames), match.start()
+            frames.append([0] if token == "[" else [None])
         elif token in "]}":
-            depth -= 1
-    return deepest
+            if frames:
+                frames.pop()
+        elif token == ",":
+            if frames and isinstance(frames[-1][0], int):
+                frames[-1][0] += 1
+        elif token == ":":
+            if frames:
+                frames[-1][0] = last_string
+        else:
+            last_string = token
+    return None
+
+
+def _frames_path(frames: list[list]) -> str:
+    path = ""
+    for n, (place,) in enumerate(frames):
+        if n == PATH_LEVELS_SHOWN:
+            return path + "…"
+        if isinstance(place, int):
+            path += f"[{place}]"
+        elif place is not None:
+            try:
+                key = json.loads(place)
+            except ValueError:
+                key = place
+            path = _join(path, key)
+    return path
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def find_unstorable_text(value: Any, path: str = "") -> tuple[str, str] | None:
@@ -206,9 +249,7 @@ def _join(path: str, key: str) -> str:
 def _locate_number(text: str, literal: str) -> tuple[int | None, int | None]:
     for match in _NUMBER_TOKENS.finditer(text):
         if match.group(1) == literal:
-            start = match.start(1)
-            line_start = text.rfind("\n", 0, start) + 1
-            return text.count("\n", 0, start) + 1, start - line_start + 1
+            return _line_col(text, match.start(1))
     return None, None
 
 

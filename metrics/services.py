@@ -28,6 +28,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotations.models import PostEdit, Project
+from annotations.references import reference_texts
 from editlab.db import refresh_planner_statistics
 from metrics import text as engine
 from metrics.dataset import VARIANTS, post_edit_queryset
@@ -160,7 +161,7 @@ def _rows(post_edits: QuerySet[PostEdit]) -> Iterator[_Row]:
         "id", "assignment__item__model_output", "text", "assignment__item__references", "assignment__item__gold_edits"
     )
     for pk, original, edited, references, gold in values.iterator(chunk_size=_PLAN_CHUNK):
-        yield _Row(pk, original or "", edited or "", _texts(references), _texts(gold))
+        yield _Row(pk, original or "", edited or "", reference_texts(references), _texts(gold))
 
 
 def _chunks(iterable, size: int) -> Iterator[list]:

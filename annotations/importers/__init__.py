@@ -24,8 +24,8 @@ from editlab.db import refresh_planner_statistics
 __all__ = ["FORMATS", "ImportDataError", "ImportReport", "InputFile", "import_items", "files_from_uploads"]
 
 FORMATS = {
-    "editeval": "EditEval JSONL (id, title, input, edits, tasks, retrieved_documents, meta)",
-    "natinst": "Super-NaturalInstructions task file (JSON)",
+    "editeval": "EditEval JSONL (id, title, input, edits, tasks or task_type, retrieved_documents, meta)",
+    "natinst": "Super-NaturalInstructions task file (JSON) with a model's predictions",
     "table": "Table: CSV, TSV or JSONL with a column mapping",
     "pet": "Finished PET study: a header file and one file per post-editor",
 }
@@ -40,22 +40,45 @@ def import_items(
     mapping: dict[str, str] | None = None,
     create_project: bool = False,
     annotator_prefix: str = "",
+    predictions: Path | InputFile | None = None,
+    post_edit_input: bool = False,
 ) -> ImportReport:
     """Import a file (or a PET folder) given as `path` or as already-read `files`.
 
     `project` is a Project or a name; a missing name is created only with
-    `create_project`. Raises ImportDataError and stores nothing on bad input.
+    `create_project`. natinst takes the model's `predictions` (a JSONL file) or
+    `post_edit_input`. Raises ImportDataError and stores nothing on bad input.
     """
     if fmt not in FORMATS:
         raise ImportDataError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}", file=str(path or "-"))
+    skipped: list[str] = []
     if files is None:
         if path is None:
             raise ValueError("give path or files")
-        files = read_path(Path(path), fmt)
-    plan = _parse(fmt, files, mapping=mapping, annotator_prefix=annotator_prefix)
+        files, skipped = read_path(Path(path), fmt)
+    elif fmt == "pet":
+        files, skipped = pet.data_files(files)
+    if isinstance(predictions, Path | str):
+        predictions = InputFile.from_path(Path(predictions))
+    if fmt != "natinst" and (predictions is not None or post_edit_input):
+        what = "a predictions file" if predictions is not None else "post-editing the input"
+        raise ImportDataError(f"{what} applies to the natinst format only", file=files[0].name if files else "-")
+    plan = _parse(
+        fmt,
+        files,
+        mapping=mapping,
+        annotator_prefix=annotator_prefix,
+        predictions=predictions,
+        post_edit_input=post_edit_input,
+    )
     name = project.name if isinstance(project, Project) else project
     shown = [str(path)] if path is not None else [f.name for f in files]
+    if predictions is not None:
+        shown.append(predictions.name)
     report = ImportReport(project=name, fmt=fmt, files=shown)
+    if skipped:
+        report.notes.append(pet.skipped_note(skipped))
+    report.notes.extend(plan.notes)
     try:
         with transaction.atomic():
             target = _lock_project(name, create_project, report, files[0].name)
@@ -67,7 +90,7 @@ def import_items(
             f"conflicts with data stored while importing ({exc}); nothing was imported, try again",
             file=files[0].name,
         ) from None
-    except DataError as exc:
+    except (DataError, OverflowError) as exc:
         # A value the database refuses that the checks above let through; rolled back too.
         raise ImportDataError(
             f"the database refused a value ({exc}); nothing was imported", file=files[0].name
@@ -77,23 +100,23 @@ def import_items(
     return report
 
 
-def read_path(path: Path, fmt: str) -> list[InputFile]:
+def read_path(path: Path, fmt: str) -> tuple[list[InputFile], list[str]]:
+    """The files to import from `path`, and the names of those skipped as not data (PET folders)."""
     if fmt == "pet":
         if not path.is_dir():
             raise ImportDataError(
                 "a PET study is a folder (a header file and one file per post-editor)", file=str(path)
             )
+        children = [child for child in sorted(path.iterdir()) if child.is_file()]
         files = [
-            InputFile.from_path(child, str(path / child.name))
-            for child in sorted(path.iterdir())
-            if child.is_file() and not child.name.startswith(".") and not child.name.lower().startswith("readme")
+            InputFile.from_path(child, str(path / child.name)) for child in children if pet.is_data_file(child.name)
         ]
         if not files:
-            raise ImportDataError("the folder holds no files", file=str(path))
-        return files
+            raise ImportDataError("the folder holds no data files", file=str(path))
+        return files, [child.name for child in children if not pet.is_data_file(child.name)]
     if path.is_dir():
         raise ImportDataError(f"is a folder; the {fmt} format reads one file", file=str(path))
-    return [InputFile.from_path(path)]
+    return [InputFile.from_path(path)], []
 
 
 def files_from_uploads(uploads: Iterable[UploadedFile]) -> list[InputFile]:
@@ -106,7 +129,15 @@ def files_from_uploads(uploads: Iterable[UploadedFile]) -> list[InputFile]:
     return files
 
 
-def _parse(fmt: str, files: list[InputFile], *, mapping: dict[str, str] | None, annotator_prefix: str) -> Plan:
+def _parse(
+    fmt: str,
+    files: list[InputFile],
+    *,
+    mapping: dict[str, str] | None,
+    annotator_prefix: str,
+    predictions: InputFile | None,
+    post_edit_input: bool,
+) -> Plan:
     if not files:
         raise ImportDataError("no file to import", file="-")
     if fmt == "pet":
@@ -116,7 +147,7 @@ def _parse(fmt: str, files: list[InputFile], *, mapping: dict[str, str] | None, 
     if fmt == "editeval":
         return editeval.parse(files[0])
     if fmt == "natinst":
-        return natinst.parse(files[0])
+        return natinst.parse(files[0], predictions=predictions, post_edit_input=post_edit_input)
     return table.parse(files[0], mapping=mapping or {})
 
 

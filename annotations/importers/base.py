@@ -11,11 +11,21 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import models
+
+from annotations.models import EFFORT_FIELDS, PostEdit
+from editlab import safe_json
+
+# Deeper than any published format nests (Super-NaturalInstructions: 4, EditEval: 5); far below recursion limits.
+JSON_MAX_DEPTH = 64
+INT_MAX = 2**31 - 1  # IntegerField on PostgreSQL
+BIG_INT_MAX = 2**63 - 1  # BigIntegerField
 
 
 class ImportDataError(Exception):
@@ -74,10 +84,10 @@ class Plan:
     items: list[ItemRow] = field(default_factory=list)
     post_edits: list[PostEditRow] = field(default_factory=list)
     # Project attributes the file defines (natinst): set when the project has none yet.
-    guidelines: str = ""
     task_type: str = ""
     project_meta: dict[str, Any] = field(default_factory=dict)
     definition_version: str = ""
+    notes: list[str] = field(default_factory=list)  # for the report: what was read but not imported, and why
 
 
 @dataclass(frozen=True)
@@ -103,22 +113,40 @@ class InputFile:
         return decode(self.name, self.data)
 
 
-def json_lines(file: InputFile):
+def json_lines(file: InputFile) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; anything else names its line."""
     for line_no, line in enumerate(file.text().split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            record = load_json(line)
-        except json.JSONDecodeError as exc:
-            raise ImportDataError(
-                f"invalid JSON: {exc.msg} (column {exc.colno})", file=file.name, line=line_no
-            ) from None
-        except ValueError as exc:
-            raise ImportDataError(f"invalid JSON: {exc}", file=file.name, line=line_no) from None
+        record = parse_json(line, file=file.name, line=line_no)
         if not isinstance(record, dict):
             raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
         yield line_no, record
+
+
+def parse_json(text: str, *, file: str, line: int = 1, field: str | None = None, what: str = "invalid JSON") -> Any:
+    """safe_json.loads with every refusal as an ImportDataError naming file, line and field.
+
+    `line` is where `text` starts in the file and `field` the column or key holding it (a
+    JSON cell); a place inside the JSON is added to the field (`refs[2]`, `meta.score`).
+    """
+    try:
+        return safe_json.loads(text, max_depth=JSON_MAX_DEPTH)
+    except json.JSONDecodeError as exc:
+        raise ImportDataError(
+            f"{what}: {exc.msg} (column {exc.colno})", file=file, line=line + exc.lineno - 1, field=field
+        ) from None
+    except (safe_json.JSONValueError, safe_json.JSONDepthError) as exc:
+        inside = exc.path if not field else f"{field}{'' if exc.path.startswith('[') else '.'}{exc.path}"
+        if exc.lineno is not None:
+            at: int | None = line + exc.lineno - 1
+        else:  # a NUL or surrogate escape: known by its place in the document, not by its line
+            at = line if "\n" not in text.strip() else None
+        raise ImportDataError(
+            f"{what}: {exc.problem}", file=file, line=at, field=(inside if exc.path else field) or None
+        ) from None
+    except ValueError as exc:  # any other limit: its message names it
+        raise ImportDataError(f"{what}: {exc}", file=file, line=line, field=field) from None
 
 
 def check_size(name: str, size: int) -> None:
@@ -173,14 +201,21 @@ def require_str_list(value: Any, *, file: str, line: int, field: str) -> list[st
     return value
 
 
-_INT = re.compile(r"[+-]?[0-9]+")
+_INT = re.compile(r"[+-]?[0-9]{1,19}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def scalar(text: str) -> Any:
-    """Plain decimal numbers as numbers (finite ones: JSON has no NaN), everything else as text."""
+    """Plain decimal numbers as numbers, everything else as text.
+
+    Integers only within 64 bits (a 30-digit id stays text rather than become a number most
+    readers cannot hold) and finite floats only (JSON has no NaN: `1e400` stays text).
+    """
     if _INT.fullmatch(text):
-        return int(text)
+        number = int(text)
+        if -BIG_INT_MAX <= number <= BIG_INT_MAX:
+            return number
+        return text
     if _FLOAT.fullmatch(text):
         number = float(text)
         if math.isfinite(number):
@@ -188,13 +223,51 @@ def scalar(text: str) -> Any:
     return text
 
 
-def _no_constants(name: str) -> None:
-    raise ValueError(f"{name} is not allowed (JSON has no NaN or Infinity)")
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as an error message quotes it: repr, cut short (a cell can hold megabytes)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def load_json(text: str) -> Any:
-    """json.loads that refuses NaN/Infinity, which Python accepts and PostgreSQL does not."""
-    return json.loads(text, parse_constant=_no_constants)
+def effort_max(name: str) -> int:
+    """The largest value the effort column `name` can hold (IntegerField or BigIntegerField)."""
+    column = PostEdit._meta.get_field(name)
+    return BIG_INT_MAX if isinstance(column, models.BigIntegerField) else INT_MAX
+
+
+EFFORT_MAX = {name: effort_max(name) for name in EFFORT_FIELDS}
+
+
+def effort_value(
+    number: int | float, *, name: str, file: str, line: int, field: str, unit: int = 1, written: str | None = None
+) -> int:
+    """A whole, non-negative effort figure its column can hold, or an error with the allowed range.
+
+    `unit` converts the file's unit to the column's (1000 for seconds into a `_ms` column);
+    `written` is the value as the file spells it, for messages.
+    """
+    where = {"file": file, "line": line, "field": field}
+    label = _number_text(number) if written is None else written if len(written) <= 60 else written[:59] + "…"
+    if not math.isfinite(number):
+        raise ImportDataError(f"{label} is not a finite number", **where)
+    if number < 0:
+        raise ImportDataError(f"{label} is negative", **where)
+    if unit == 1 and number != int(number):
+        raise ImportDataError(f"{label} is not a whole number", **where)
+    value = round(number * unit)
+    limit = EFFORT_MAX[name]
+    if value > limit:
+        bound = f"{limit:,}" if unit == 1 else f"{limit // unit:,} seconds"
+        raise ImportDataError(
+            f"{label} is out of range: {field} must be between 0 and {bound}"
+            f" (the {name} column holds at most {limit:,})",
+            **where,
+        )
+    return value
+
+
+def _number_text(number: int | float) -> str:
+    return shown(number) if isinstance(number, int) else repr(number)
 
 
 def json_type(value: Any) -> str:

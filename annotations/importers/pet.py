@@ -7,9 +7,14 @@ A segment is identified by (`file_name`, `line_in_file`) when both columns exist
 in iwslt2019 those are the same in all five files while `src` differs per file and
 two distinct segments share an identical S and MT. Without them a segment is its
 (S, MT) text. Every row becomes one submitted post-edit of its segment's item.
+
+A study folder also holds files that are not data (its README, a licence, dotfiles such
+as .DS_Store): `is_data_file` says which, for the command line and the upload page alike.
 """
 
 from __future__ import annotations
+
+import re
 
 from annotations.importers.base import (
     ImportDataError,
@@ -19,7 +24,9 @@ from annotations.importers.base import (
     Plan,
     PostEditRow,
     content_id,
+    effort_value,
     scalar,
+    shown,
 )
 
 HEADER_FILE = "header"
@@ -41,6 +48,25 @@ SEGMENT_ID = ("file_name", "line_in_file")
 ITEM_META = (*SEGMENT_ID, "sys")
 STORED = {"S", "REF", "MT", "PE", TIME_COLUMN, *EFFORT_COLUMNS, *ITEM_META}
 DEFINITION_VERSION = "pet"
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+NOT_DATA_PREFIXES = ("readme", "license", "licence", "notice", "changelog", "citation")
+NOT_DATA_SUFFIXES = (".md", ".pdf", ".bib", ".cff")
+
+
+def is_data_file(name: str) -> bool:
+    """False for documentation next to the data: README*, LICENSE*, *.md, *.pdf, dotfiles..."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    return not (base.startswith(".") or base.startswith(NOT_DATA_PREFIXES) or base.endswith(NOT_DATA_SUFFIXES))
+
+
+def skipped_note(names: list[str]) -> str:
+    return f"skipped {len(names)} file(s) that are not study data: {', '.join(names)}"
+
+
+def data_files(files: list[InputFile]) -> tuple[list[InputFile], list[str]]:
+    """The study's data files, and the names of the others (skipped, for the report)."""
+    kept = [f for f in files if is_data_file(f.name)]
+    return kept, [f.name for f in files if not is_data_file(f.name)]
 
 
 def parse(files: list[InputFile], *, annotator_prefix: str = "") -> Plan:
@@ -142,12 +168,12 @@ def _same_segment(known: ItemRow, item: ItemRow) -> None:
 
 
 def _post_edit(fields: dict[str, str], external_id: str, annotator: str, origin: Origin) -> PostEditRow:
-    effort: dict[str, int] = {}
+    effort: dict[str, int | None] = {}
     if TIME_COLUMN in fields:
-        effort["wall_ms"] = _count(fields[TIME_COLUMN], origin, TIME_COLUMN)
+        effort["wall_ms"] = _count(fields[TIME_COLUMN], origin, TIME_COLUMN, "wall_ms")
     for name in EFFORT_COLUMNS:
         if name in fields:
-            effort[name] = _count(fields[name], origin, name)
+            effort[name] = _count(fields[name], origin, name, name)
     return PostEditRow(
         external_id=external_id,
         annotator=annotator,
@@ -158,16 +184,12 @@ def _post_edit(fields: dict[str, str], external_id: str, annotator: str, origin:
     )
 
 
-def _count(value: str, origin: Origin, column: str) -> int | None:
+def _count(value: str, origin: Origin, column: str, target: str) -> int | None:
     value = value.strip()
     if not value:
         return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise ImportDataError(
-            f"{value!r} is not a whole number", file=origin.file, line=origin.line, field=column
-        ) from None
-    if number < 0:
-        raise ImportDataError(f"{number} is negative", file=origin.file, line=origin.line, field=column)
-    return number
+    if not _WHOLE.fullmatch(value):
+        raise ImportDataError(f"{shown(value)} is not a whole number", file=origin.file, line=origin.line, field=column)
+    # Past 40 digits no column can hold it (and Python converts at most 4,300): any such number says so.
+    number = int(value) if len(value) <= 40 else 10**40
+    return effort_value(number, name=target, file=origin.file, line=origin.line, field=column, written=value)

@@ -201,12 +201,6 @@ def _existing_post_edits(
 def _update_project(project: Project, plan: Plan, report: ImportReport) -> None:
     """Fill what the file defines without overwriting what the project already has."""
     changed: list[str] = []
-    if plan.guidelines:
-        if not project.guidelines.strip():
-            project.guidelines = plan.guidelines
-            changed.append("guidelines")
-        elif project.guidelines != plan.guidelines:
-            report.notes.append("the project already has other guidelines; kept them, the file's were not used")
     if plan.task_type and not project.task_type:
         project.task_type = plan.task_type[:MAX_TASK_TYPE]
         changed.append("task_type")

@@ -11,17 +11,21 @@ otherwise (TARGET= with no column: not mapped). Unmapped columns are kept in
 Item.meta (plain items) or PostEdit.extra (finished study).
 
 The kind of table comes from the file's extension: .csv (RFC 4180 quoting), .tsv or
-.tab (one row per line, tab-separated, no quoting), .jsonl or .ndjson (one object
-per line; keys are the columns).
+.tab (tab-separated, quoted the way `csv.writer(dialect="excel-tab")` and pandas'
+`to_csv(sep="\t")` write it: a field holding a tab, a newline or a quote is quoted and
+its quotes doubled), .jsonl or .ndjson (one object per line; keys are the columns). A
+header whose first column has no name is pandas' row index and is left out.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
+import re
 from collections.abc import Iterator
 from typing import Any
+
+from django.conf import settings
 
 from annotations.importers.base import (
     ImportDataError,
@@ -31,10 +35,12 @@ from annotations.importers.base import (
     Plan,
     PostEditRow,
     content_id,
+    effort_value,
     json_lines,
     json_type,
-    load_json,
+    parse_json,
     scalar,
+    shown,
 )
 from annotations.models import EFFORT_COUNT_FIELDS
 
@@ -42,6 +48,8 @@ ITEM_TARGETS = ("external_id", "source", "model_output", "instruction", "referen
 STUDY_TARGETS = ("edited", "annotator", "wall_ms", "wall_s", *EFFORT_COUNT_FIELDS)
 TARGETS = ITEM_TARGETS + STUDY_TARGETS
 LIST_TARGETS = ("references", "gold_edits")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 KINDS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 DEFINITION_VERSION = "table"
 
@@ -132,29 +140,37 @@ def _read(file: InputFile) -> tuple[list[str], Iterator[tuple[int, dict[str, Any
         columns = list(records[0][1]) if records else []
         return columns, iter(records)
     text = file.text()
-    reader = csv.reader(io.StringIO(text, newline=""), **_dialect(kind))
+    _allow_cells_up_to(settings.EDITLAB_IMPORT_MAX_BYTES)
+    reader = csv.reader(io.StringIO(text, newline=""), dialect="excel-tab" if kind == "tsv" else "excel", strict=True)
     rows = _csv_rows(reader, file)
     try:
         header_line, columns = next(rows)
     except StopIteration:
         raise ImportDataError("the file is empty", file=file.name, line=1) from None
     columns = [c.strip() for c in columns]
+    # pandas writes its row index as a first column without a name: it is no data of ours.
+    skip_index = len(columns) > 1 and not columns[0]
+    if skip_index:
+        columns = columns[1:]
     for n, column in enumerate(columns):
         if not column:
-            raise ImportDataError(f"column {n + 1} of the header has no name", file=file.name, line=header_line)
+            raise ImportDataError(
+                f"column {n + 1 + skip_index} of the header has no name", file=file.name, line=header_line
+            )
         if columns.index(column) != n:
             raise ImportDataError("column named twice in the header", file=file.name, line=header_line, field=column)
-    return columns, _records(rows, columns, file)
+    return columns, _records(rows, columns, file, skip_index)
 
 
-def _dialect(kind: str) -> dict[str, Any]:
-    if kind == "tsv":
-        return {"delimiter": "\t", "quoting": csv.QUOTE_NONE}
-    return {"dialect": "excel", "strict": True}
+def _allow_cells_up_to(size: int) -> None:
+    # csv refuses fields over 131,072 characters by default; a cell may be as long as the file may be.
+    # The limit is process-wide, so it is only ever raised.
+    if csv.field_size_limit() < size:
+        csv.field_size_limit(size)
 
 
 def _csv_rows(reader, file: InputFile) -> Iterator[tuple[int, list[str]]]:
-    """(first line of the record, fields), skipping blank lines; quoting errors name their line."""
+    """(the line the record starts on, its fields), skipping blank lines; quoting errors name their line."""
     start = 1
     while True:
         try:
@@ -162,14 +178,35 @@ def _csv_rows(reader, file: InputFile) -> Iterator[tuple[int, list[str]]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ImportDataError(f"unreadable row: {exc}", file=file.name, line=reader.line_num) from None
+            raise ImportDataError(_quoting_problem(exc, start, reader.line_num), file=file.name, line=start) from None
         if fields and any(f.strip() for f in fields):
             yield start, fields
         start = reader.line_num + 1
 
 
-def _records(rows, columns: list[str], file: InputFile) -> Iterator[tuple[int, dict[str, Any]]]:
+def _quoting_problem(exc: csv.Error, start: int, now: int) -> str:
+    message = str(exc)
+    if "expected after" in message:
+        return (
+            f"unreadable row: {message} (a field that starts with a quote must be quoted as a whole, "
+            'its own quotes doubled: "He said ""yes""", as csv.writer and pandas write it)'
+        )
+    if "unexpected end of data" in message or now > start:
+        return f"unreadable row: a quoted field that starts in this record is never closed ({message})"
+    return f"unreadable row: {message}"
+
+
+def _records(rows, columns: list[str], file: InputFile, skip_index: bool) -> Iterator[tuple[int, dict[str, Any]]]:
     for line, fields in rows:
+        if skip_index:
+            if not _WHOLE.fullmatch(fields[0].strip()):
+                raise ImportDataError(
+                    f"column 1 of the header has no name and holds {shown(fields[0])}, not a row number "
+                    "(pandas' index, which is left out); name the column",
+                    file=file.name,
+                    line=line,
+                )
+            fields = fields[1:]
         if len(fields) != len(columns):
             raise ImportDataError(
                 f"{len(fields)} fields, but the header names {len(columns)} columns",
@@ -197,24 +234,30 @@ def _text(values: dict[str, Any], target: str, origin: Origin, required: bool = 
     return value
 
 
-def _text_list(values: dict[str, Any], target: str, origin: Origin) -> list[str]:
-    """JSONL: a list of strings or one string; CSV/TSV: a JSON list ("[...]") or one string."""
+def _text_list(values: dict[str, Any], target: str, origin: Origin) -> list:
+    """JSONL: a list of strings or one string; CSV/TSV: a JSON list ("[...]") or one string.
+
+    References may also be documents, {"url", "title", "text"} objects (as EditEval stores them).
+    """
     value = values.get(target, "")
     where = {"file": origin.file, "line": origin.line, "field": target}
     if isinstance(value, str) and value.lstrip().startswith("["):
-        try:
-            value = load_json(value)
-        except json.JSONDecodeError as exc:
-            raise ImportDataError(f"starts with '[' but is not a JSON list: {exc.msg}", **where) from None
-        except ValueError as exc:
-            raise ImportDataError(f"starts with '[' but is not a JSON list: {exc}", **where) from None
+        value = parse_json(value, **where, what="starts with '[' but is not a JSON list")
     if value is None or value == "":
         return []
     if isinstance(value, str):
         return [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ImportDataError(f"must be a string or a list of strings, got {json_type(value)}", **where)
+    documents = target == "references"
+    if not isinstance(value, list) or not all(isinstance(v, str) or (documents and _document(v)) for v in value):
+        kinds = "strings or documents ({url, title, text} objects)" if documents else "strings"
+        raise ImportDataError(f"must be a string or a list of {kinds}, got {json_type(value)}", **where)
     return value
+
+
+def _document(value: Any) -> bool:
+    return (
+        isinstance(value, dict) and isinstance(value.get("text", ""), str) and isinstance(value.get("title", ""), str)
+    )
 
 
 def _item(values: dict[str, Any], origin: Origin, meta: dict[str, Any]) -> ItemRow:
@@ -248,15 +291,21 @@ def _same_item(known: ItemRow, item: ItemRow, resolved: dict[str, str]) -> None:
 
 def _post_edit(values: dict[str, Any], external_id: str, origin: Origin, extra: dict[str, Any]) -> PostEditRow:
     effort: dict[str, int] = {}
-    for target in ("wall_ms", *EFFORT_COUNT_FIELDS):
-        if target in values:
-            count = _count(values[target], origin, target)
-            if count is not None:
-                effort[target] = count
-    if "wall_s" in values:
-        seconds = _number(values["wall_s"], origin, "wall_s")
-        if seconds is not None:
-            effort["wall_ms"] = round(seconds * 1000)
+    for target in ("wall_ms", "wall_s", *EFFORT_COUNT_FIELDS):
+        if target not in values:
+            continue
+        number, written = _number(values[target], origin, target)
+        if number is not None:
+            name = "wall_ms" if target == "wall_s" else target
+            effort[name] = effort_value(
+                number,
+                name=name,
+                file=origin.file,
+                line=origin.line,
+                field=target,
+                unit=1000 if target == "wall_s" else 1,
+                written=written,
+            )
     return PostEditRow(
         external_id=external_id,
         annotator=_text(values, "annotator", origin, required=True).strip(),
@@ -267,24 +316,23 @@ def _post_edit(values: dict[str, Any], external_id: str, origin: Origin, extra: 
     )
 
 
-def _number(value: Any, origin: Origin, target: str) -> float | None:
+def _number(value: Any, origin: Origin, target: str) -> tuple[int | float | None, str | None]:
+    """The cell's number and its text as written (None, None when empty)."""
+    where = {"file": origin.file, "line": origin.line, "field": target}
     if isinstance(value, str):
-        if not value.strip():
-            return None
-        value = scalar(value.strip())
+        text = value.strip()
+        if not text:
+            return None, None
+        if _WHOLE.fullmatch(text):
+            # Past 40 digits no column can hold it (and Python converts at most 4,300): any such number says so.
+            return (int(text) if len(text) <= 40 else 10**40), text
+        if _DECIMAL.fullmatch(text):
+            return float(text), text  # may be inf ("1e400"): refused with its range by effort_value
+        if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise ImportDataError(f"{shown(text)} is not a finite number", **where)
+        raise ImportDataError(f"{shown(text)} is not a number", **where)
     if value is None:
-        return None
+        return None, None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ImportDataError(f"{value!r} is not a number", file=origin.file, line=origin.line, field=target)
-    if value < 0:
-        raise ImportDataError(f"{value} is negative", file=origin.file, line=origin.line, field=target)
-    return value
-
-
-def _count(value: Any, origin: Origin, target: str) -> int | None:
-    number = _number(value, origin, target)
-    if number is None:
-        return None
-    if number != int(number):
-        raise ImportDataError(f"{number} is not a whole number", file=origin.file, line=origin.line, field=target)
-    return int(number)
+        raise ImportDataError(f"{shown(value)} is not a number", **where)
+    return value, None

@@ -1,9 +1,14 @@
 """Template helpers shared by every editlab page: `{% load editlab %}`.
 
-`markdown` renders admin-written guidelines: Markdown to HTML, then sanitized with nh3
-(ammonia), so no script, style, event handler or javascript: link survives, whatever the
-source contains.
+`markdown` renders admin-written guidelines, and nothing else: Markdown to HTML, then
+sanitized with nh3 (ammonia), so no script, style, event handler or javascript: link
+survives, whatever the source contains. Text that came from a data file (sources, model
+outputs, instructions, references, a task's definition and examples) is shown as text,
+escaped by the template: Markdown would eat its `**` and backslashes, and the sanitizer would
+drop what looks like a tag (`Ask 'Where is <person_name>?'`).
 """
+
+from typing import Any
 
 import markdown as markdown_lib
 import nh3
@@ -46,6 +51,28 @@ def render_markdown(text: str | None) -> SafeString:
 @register.filter(name="markdown")
 def markdown_filter(text: str | None) -> SafeString:
     return render_markdown(text)
+
+
+@register.simple_tag
+def task_examples(subject: Any) -> dict[str, Any] | None:
+    """The positive/negative examples of a Super-NaturalInstructions task, for an item or a project.
+
+    They are stored once on the project (`meta["natinst"]`). For an item, only when it came
+    from that task: an item of another task imported into the same project does not get them.
+    """
+    project = getattr(subject, "project", subject)
+    task = (project.meta or {}).get("natinst")
+    if not isinstance(task, dict):
+        return None
+    if subject is not project and task.get("task") != (subject.meta or {}).get("natinst_task"):
+        return None
+    groups = [
+        {"label": "Positive examples", "examples": task.get("positive_examples") or []},
+        {"label": "Negative examples", "examples": task.get("negative_examples") or []},
+    ]
+    if not any(group["examples"] for group in groups):
+        return None
+    return {"task": task.get("task", ""), "groups": groups}
 
 
 @register.filter(name="seconds")

@@ -7,7 +7,6 @@ configuration reaches the logger through json_script.
 """
 
 import difflib
-import json
 import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -21,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from annotations.editing.errors import PostEditClosed
 from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
+from annotations.references import references_shown
 from annotations.roles import can_read_all
 from annotations.selectors import batch_progress
 
@@ -88,32 +88,6 @@ def _next_open(user, *, batch_id: int | None = None, exclude: int | None = None)
     if exclude is not None:
         queryset = queryset.exclude(pk=exclude)
     return queryset.first()
-
-
-@dataclass
-class Reference:
-    title: str
-    text: str
-
-
-def _references(raw) -> list[Reference]:
-    """Reference documents as (title, text); strings, {title, text} objects or anything else."""
-    if raw in (None, "", [], {}):
-        return []
-    items = raw if isinstance(raw, list) else [raw]
-    references = []
-    for number, item in enumerate(items, start=1):
-        if isinstance(item, str):
-            references.append(Reference(f"Reference {number}", item))
-        elif isinstance(item, dict):
-            title = item.get("title") or item.get("name") or f"Reference {number}"
-            text = item.get("text") or item.get("content") or item.get("body")
-            if not isinstance(text, str):
-                text = json.dumps(item, ensure_ascii=False, indent=2)
-            references.append(Reference(str(title), text))
-        else:
-            references.append(Reference(f"Reference {number}", json.dumps(item, ensure_ascii=False, indent=2)))
-    return references
 
 
 # --------------------------------------------------------------------------- annotator home
@@ -192,7 +166,7 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
             "item": item,
             "project": item.project,
             "post_edit": post_edit,
-            "references": _references(item.references),
+            "references": references_shown(item.references),
             "config": config,
             "done": position,
             "total": total,

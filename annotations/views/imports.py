@@ -50,7 +50,18 @@ class ImportForm(forms.Form):
     )
     fmt = forms.ChoiceField(choices=list(FORMATS.items()), label="Format")
     files = MultipleFileField(
-        label="File(s)", help_text="PET: select the header file and every post-editor's file together."
+        label="File(s)",
+        help_text="PET: select every file of the study folder (its README and other documentation are skipped).",
+    )
+    predictions = forms.FileField(
+        required=False,
+        label="Predictions (natinst)",
+        help_text='The model\'s outputs to post-edit: JSONL, {"id": …, "prediction": …} on each line.',
+    )
+    post_edit_input = forms.BooleanField(
+        required=False,
+        label="Post-edit the instance input (natinst)",
+        help_text="For editing tasks whose input is the text to fix, instead of a predictions file.",
     )
     annotator_prefix = forms.CharField(
         max_length=50,
@@ -66,6 +77,10 @@ class ImportForm(forms.Form):
         if new and Project.objects.filter(name=new).exists():
             self.add_error("new_project", f"A project named {new!r} exists; choose it in the list.")
         data["new_project"] = new
+        if data.get("fmt") != "natinst":
+            for name in ("predictions", "post_edit_input"):
+                if data.get(name):
+                    self.add_error(name, "Applies to the natinst format only.")
         return data
 
 
@@ -130,6 +145,7 @@ def _run(form: ImportForm, mapping: dict[str, str]) -> ImportReport | None:
     data = form.cleaned_data
     try:
         files = files_from_uploads(data["files"])
+        predictions = files_from_uploads([data["predictions"]])[0] if data.get("predictions") else None
         report = import_items(
             project=data["project"] or data["new_project"],
             create_project=bool(data["new_project"]),
@@ -137,6 +153,8 @@ def _run(form: ImportForm, mapping: dict[str, str]) -> ImportReport | None:
             files=files,
             mapping=mapping if data["fmt"] == "table" else None,
             annotator_prefix=data["annotator_prefix"],
+            predictions=predictions,
+            post_edit_input=data["post_edit_input"],
         )
     except ImportDataError as exc:
         form.add_error("files", f"Nothing was imported. {exc}")

@@ -104,10 +104,13 @@ BAD_LINES = [
     (json.dumps(example(5, edits=["ok", 3])), r"line 2, field 'edits': entry 1 must be a string, got a number"),
     (json.dumps(example(5, id=None)), r"line 2, field 'id': must be a string or a number, got null"),
     (json.dumps(example(5, retrieved_documents="doc")), r"line 2, field 'retrieved_documents': must be a list"),
-    (json.dumps(example(5, meta=[1])), r"line 2, field 'meta': must be an object, got a list"),
+    (json.dumps(example(5, meta="x")), r"line 2, field 'meta': must be an object or a list, got a string"),
     (json.dumps(example(0)), r"line 2, field 'external_id': duplicate id 'jfleg-test-0' \(first at .*, line 1\)"),
     (json.dumps(example(5, id="x" * 300)), r"line 2, field 'external_id': id is longer than 255 characters"),
-    (json.dumps(example(5, meta={"score": 1})).replace("1}", "NaN}"), r"line 2: invalid JSON: NaN is not allowed"),
+    (
+        json.dumps(example(5, meta={"score": 1})).replace("1}", "NaN}"),
+        r"line 2, field 'meta.score': invalid JSON: NaN is not allowed",
+    ),
 ]
 
 
@@ -192,3 +195,84 @@ def test_the_command_exits_with_status_1_on_bad_input(tmp_path, project):
     assert done.returncode == 1
     assert "bad.jsonl, line 1: invalid JSON" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.django_db
+def test_it_reads_what_editevals_own_jsonl_writer_emits(tmp_path, project):
+    # main.py output_inputs_to_file: id, input, retrieved_documents, title, task_type, meta ([] when none); no edits.
+    written = [
+        {
+            "id": "wafer-test-0",
+            "input": "Paris is a city.",
+            "retrieved_documents": [],
+            "title": "",
+            "task_type": "fluency",
+            "meta": [],
+        },
+        {
+            "id": "wafer-test-1",
+            "input": "The tower is tall.",
+            "retrieved_documents": [
+                {
+                    "url": "https://en.wikipedia.org/wiki/Eiffel_Tower",
+                    "title": "Eiffel Tower",
+                    "text": "It is 330 m tall.",
+                }
+            ],
+            "title": "Eiffel Tower",
+            "task_type": "updating",
+            "meta": {"claim": "It is 330 m tall."},
+        },
+        {
+            "id": "wafer-test-2",
+            "input": "x",
+            "retrieved_documents": [],
+            "title": "",
+            "task_type": "updating",
+            "meta": ["note"],
+        },
+    ]
+    path = write_jsonl(tmp_path / "wafer_insert_input.jsonl", written)
+
+    report = import_items(project=project, fmt="editeval", path=path)
+
+    assert report.items_created == 3
+    first, second, third = Item.objects.filter(project=project).order_by("position")
+    assert (first.model_output, first.task_type, first.gold_edits, first.meta) == (
+        "Paris is a city.",
+        "fluency",
+        [],
+        {},
+    )
+    assert second.references == written[1]["retrieved_documents"]
+    assert second.meta == {"claim": "It is 330 m tall.", "title": "Eiffel Tower"}
+    assert third.meta == {"meta": ["note"]}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"tasks": None}, r"field 'tasks': must be a list of strings, got null"),
+        ({"tasks": "a", "task_type": "b"}, r"field 'task_type': tasks and task_type disagree"),
+        ({"task_type": 3}, r"field 'task_type': must be a list of strings, got a number"),
+    ],
+)
+@pytest.mark.django_db
+def test_task_type_is_checked_like_tasks(tmp_path, project, fields, message):
+    record = {k: v for k, v in example(1).items() if k != "tasks"}
+    record.update(fields)
+    path = write_jsonl(tmp_path / "a.jsonl", [example(0), record])
+
+    with pytest.raises(ImportDataError, match=r"line 2, " + message):
+        import_items(project=project, fmt="editeval", path=path)
+
+    assert not Item.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_line_without_tasks_or_task_type_names_both(tmp_path, project):
+    record = {k: v for k, v in example(1).items() if k != "tasks"}
+    path = write_jsonl(tmp_path / "a.jsonl", [record])
+
+    with pytest.raises(ImportDataError, match=r"line 1, field 'tasks': required field is missing \(or task_type"):
+        import_items(project=project, fmt="editeval", path=path)

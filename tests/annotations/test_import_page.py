@@ -110,7 +110,10 @@ def test_bad_input_is_a_form_error_naming_file_and_line_and_nothing_is_imported(
 
     assert response.status_code == 400
     errors = response.context["form"].errors["files"]
-    assert errors == ["Nothing was imported. examples.jsonl, line 2, field 'edits': required field is missing"]
+    assert errors == [
+        "Nothing was imported. examples.jsonl, line 2, field 'tasks': "
+        "required field is missing (or task_type, as EditEval's writer names it)"
+    ]
     assert not Item.objects.exists()
 
 
@@ -204,4 +207,137 @@ def test_a_failed_table_upload_shows_the_mapping_to_fix_it(admin_client):
     assert response.status_code == 400
     assert "field &#x27;model_output&#x27;: map a column to model_output" in response.content.decode()
     assert response.context["columns"] == ["seg", "mt", "post", "who", "secs"]
+    assert not Item.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_whole_pet_folder_uploads_with_its_readme_skipped_as_the_command_line_does(admin_client, shared_data):
+    # The page says "select every file of the study folder": the real folder has a README.md next to the data.
+    readme = (shared_data / "iwslt2019" / "README.md").read_bytes()
+    project = ProjectFactory()
+    files = [
+        upload("README.md", readme),
+        upload("header", HEADER),
+        upload("ann0", pet_row("d", 1, "Un gato.", "Un gato negro.")),
+        upload(".DS_Store", b"\x00\x00\x00\x01Bud1"),
+    ]
+
+    response = admin_client.post(PAGE, {"project": project.pk, "fmt": "pet", "files": files})
+
+    assert response.status_code == 200
+    report = response.context["report"]
+    assert (report.items_created, report.post_edits_created) == (1, 1)
+    assert report.notes == ["skipped 2 file(s) that are not study data: README.md, .DS_Store"]
+    assert "Note: skipped 2 file(s) that are not study data: README.md, .DS_Store" in response.content.decode()
+
+
+NATINST_TASK = {
+    "Definition": ["Ask 'Where is <person_name>?' and keep **this** \\ as is."],
+    "Categories": ["Question Generation"],
+    "Positive Examples": [{"input": "Bob left.", "output": "Where is Bob?", "explanation": "Names the person."}],
+    "Negative Examples": [{"input": "Ann left.", "output": "", "explanation": "An empty output is wrong."}],
+    "Instances": [
+        {"id": "task1-a", "input": "Sam left.", "output": ["Where is Sam?"]},
+        {"id": "task1-b", "input": "Kim left.", "output": ["Where is Kim?"]},
+    ],
+}
+
+
+@pytest.mark.django_db
+def test_a_natinst_task_uploads_with_its_predictions(admin_client):
+    project = ProjectFactory()
+    task_file = upload("task1_where.json", json.dumps(NATINST_TASK))
+    preds = upload(
+        "preds.jsonl", '{"id": "task1-a", "prediction": "Where Sam?"}\n{"id": "task1-b", "prediction": "Kim?"}\n'
+    )
+
+    response = admin_client.post(
+        PAGE, {"project": project.pk, "fmt": "natinst", "files": task_file, "predictions": preds}
+    )
+
+    assert response.status_code == 200
+    assert response.context["report"].items_created == 2
+    item = project.items.get(external_id="task1-a")
+    assert (item.source, item.model_output, item.instruction) == (
+        "Sam left.",
+        "Where Sam?",
+        "Ask 'Where is <person_name>?' and keep **this** \\ as is.",
+    )
+
+
+@pytest.mark.django_db
+def test_a_natinst_upload_can_post_edit_the_input_and_needs_one_of_the_two(admin_client):
+    project = ProjectFactory()
+
+    missing = admin_client.post(
+        PAGE, {"project": project.pk, "fmt": "natinst", "files": upload("task1.json", json.dumps(NATINST_TASK))}
+    )
+    assert missing.status_code == 400
+    assert "not a text to post-edit" in missing.context["form"].errors["files"][0]
+
+    response = admin_client.post(
+        PAGE,
+        {
+            "project": project.pk,
+            "fmt": "natinst",
+            "files": upload("task1.json", json.dumps(NATINST_TASK)),
+            "post_edit_input": "on",
+        },
+    )
+    assert response.status_code == 200
+    assert project.items.get(external_id="task1-b").model_output == "Kim left."
+
+
+@pytest.mark.django_db
+def test_natinst_options_with_another_format_are_form_errors(admin_client):
+    project = ProjectFactory()
+
+    response = admin_client.post(
+        PAGE,
+        {
+            "project": project.pk,
+            "fmt": "editeval",
+            "files": jsonl("a"),
+            "post_edit_input": "on",
+            "predictions": jsonl("b"),
+        },
+    )
+
+    assert response.status_code == 400
+    errors = response.context["form"].errors
+    assert errors["predictions"] == ["Applies to the natinst format only."]
+    assert errors["post_edit_input"] == ["Applies to the natinst format only."]
+    assert not Item.objects.exists()
+
+
+@pytest.mark.parametrize("project_id", ["99999999999999999999", "-1", "²", "1e3", "0x10", "\u202e7"])
+@pytest.mark.django_db
+def test_a_project_id_that_is_not_a_project_is_a_form_error(admin_client, project_id):
+    ProjectFactory()
+
+    response = admin_client.post(PAGE, {"project": project_id, "fmt": "editeval", "files": jsonl("a")})
+
+    assert response.status_code == 400
+    assert "Select a valid choice" in response.content.decode()
+    assert not Item.objects.exists()
+
+
+@pytest.mark.django_db
+def test_deep_json_and_huge_numbers_in_an_upload_are_form_errors(admin_client):
+    project = ProjectFactory()
+    deep = upload("a.jsonl", '{"id": "a", "input": "x", "tasks": "t", "meta": ' + "[" * 1000 + "]" * 1000 + "}\n")
+    study = upload("s.csv", "model_output,edited,annotator,letters,wall_s\nx,y,lena,1e29,1\n")
+
+    first = admin_client.post(PAGE, {"project": project.pk, "fmt": "editeval", "files": deep})
+    second = admin_client.post(PAGE, {"project": project.pk, "fmt": "table", "files": study})
+
+    assert (first.status_code, second.status_code) == (400, 400)
+    assert first.context["form"].errors["files"] == [
+        "Nothing was imported. a.jsonl, line 1, field 'meta[0][0][0]…': invalid JSON: "
+        "JSON nested more than 64 levels deep (the limit is 64)"
+    ]
+    assert second.context["form"].errors["files"] == [
+        "Nothing was imported. s.csv, line 2, field 'letters': 1e29 is out of range: "
+        "letters must be between 0 and 2,147,483,647 (the letters column holds at most 2,147,483,647)"
+    ]
     assert not Item.objects.exists()

@@ -183,6 +183,19 @@ def test_the_command_reports_counts_and_creates_the_project_when_asked(study, ca
 
 
 @pytest.mark.django_db
+def test_documentation_in_the_folder_is_skipped_and_listed(study, capsys):
+    (study / "README.md").write_text("# The study\n\nNot\ttab separated data.\n", encoding="utf-8")
+    (study / "LICENSE").write_text("CC BY 4.0\n", encoding="utf-8")
+    (study / ".DS_Store").write_bytes(b"\x00\x01binary")
+
+    call_command("import_items", str(study), "--project", "docs", "--format", "pet", "--create-project")
+
+    out = capsys.readouterr().out
+    assert "post-edits created: 4" in out
+    assert "note: skipped 3 file(s) that are not study data: .DS_Store, LICENSE, README.md" in out
+
+
+@pytest.mark.django_db
 def test_the_command_refuses_a_missing_project_without_create_project(study):
     with pytest.raises(CommandError, match="no project named 'nope'"):
         call_command("import_items", str(study), "--project", "nope", "--format", "pet")
@@ -211,6 +224,23 @@ def editor_file(study: Path) -> str:
             r"ann1, line 2, field 'annotator': annotator 'ann1' edits item 'doc-1:1' twice",
         ),
         (pet_row("doc-1", 3, "   ", "x"), r"ann1, line 1, field 'MT': the machine translation is empty"),
+        (
+            pet_row("doc-1", 1, "Un gato.", "x", letters=2**31),
+            r"ann1, line 1, field 'letters': 2147483648 is out of range: letters must be between 0 and 2,147,483,647",
+        ),
+        (
+            pet_row("doc-1", 1, "Un gato.", "x", time=2**63),
+            r"ann1, line 1, field 'time': 9223372036854775808 is out of range: time must be between 0 and "
+            r"9,223,372,036,854,775,807 \(the wall_ms column",
+        ),
+        (
+            pet_row("doc-1", 1, "Un gato.", "x").replace("\t3\t", "\t" + "9" * 5000 + "\t", 1),
+            r"ann1, line 1, field 'letters': 9{59}… is out of range",
+        ),
+        (
+            pet_row("doc-1", 1, "Un gato.", "x").replace("\t3\t", "\t1e29\t", 1),
+            r"ann1, line 1, field 'letters': '1e29' is not a whole number",
+        ),
     ],
 )
 @pytest.mark.django_db

@@ -1,7 +1,9 @@
 """The `table` importer: CSV/TSV/JSONL with a column mapping, plain items or a finished study."""
 
+import csv
 import json
 
+import pandas
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
@@ -223,7 +225,7 @@ BAD = [
         {},
         r"line 2, field 'gold_edits': must be a string or a list of strings",
     ),
-    ("a.csv", "model_output,gold_edits\nx,[NaN]\n", {}, r"line 2, field 'gold_edits': .* NaN is not allowed"),
+    ("a.csv", "model_output,gold_edits\nx,[NaN]\n", {}, r"line 2, field 'gold_edits\[0\]': .* NaN is not allowed"),
     (
         "a.csv",
         "model_output,gold_edits\nx,[oops\n",
@@ -283,7 +285,12 @@ BAD = [
     ("a.xlsx", "whatever", {}, r"a.xlsx: cannot tell the table's kind from its name"),
     ("a.csv", "\n\n", {}, r"a.csv, line 1: the file is empty"),
     ("a.csv", "model_output\n", {}, r"a.csv: no rows under the header"),
-    ("a.csv", 'model_output,x\n"unterminated,1\n', {}, r"a.csv, line 2: unreadable row: unexpected end of data"),
+    (
+        "a.csv",
+        'model_output,x\n"unterminated,1\n',
+        {},
+        r"a.csv, line 2: unreadable row: a quoted field that starts in this record is never closed",
+    ),
 ]
 
 
@@ -297,3 +304,262 @@ def test_it_rejects_bad_tables_naming_file_line_and_field(tmp_path, project, nam
 
     assert nothing_stored()
     assert not get_user_model().objects.filter(username__in=["lena", "max", "w", "v"]).exists()
+
+
+# --------------------------------------------------------------------------- TSV as csv and pandas write it
+
+TRICKY = [
+    ("a\tb", "tab\tinside", 'He said "yes".'),
+    ("two\nlines", '"Quoted," she said.', 'ends with a quote"'),
+    ("crlf\r\nline", "\u202eRTL override\u202c and \u200fmark", "plain"),
+    ("", "only\\backslash **and** <person_name>", "'single'"),
+]
+
+
+@pytest.mark.django_db
+def test_tsv_written_by_the_csv_module_reads_back_exactly(tmp_path, project):
+    path = tmp_path / "items.tsv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, dialect="excel-tab")
+        writer.writerow(["source", "model_output", "note"])
+        writer.writerows(TRICKY)
+
+    import_items(project=project, fmt="table", path=str(path))
+
+    items = Item.objects.filter(project=project).order_by("position")
+    assert [(i.source, i.model_output, i.meta["note"]) for i in items] == TRICKY
+
+
+@pytest.mark.parametrize("index", [True, False])
+@pytest.mark.django_db
+def test_a_study_written_by_pandas_to_csv_reads_back_exactly(tmp_path, project, index):
+    frame = pandas.DataFrame(
+        {
+            "src": ["Hallo\tWelt.", 'Er sagte:\n"Ja".', 'Er sagte:\n"Ja".'],
+            "mt": ["Hello\tworld.", 'He said:\n"Yes".', 'He said:\n"Yes".'],
+            "pe": ['"Hello", world.', 'He said: "yes"\n(twice)', "He said yes."],
+            "who": ["lena", "lena", "max"],
+            "seconds": [12.5, 8.0, None],  # pandas writes the missing value as an empty cell
+            "keystrokes": [3, 14, 0],
+        }
+    )
+    path = tmp_path / "study.tsv"
+    frame.to_csv(path, sep="\t", index=index)
+    mapping = {"source": "src", "model_output": "mt", "edited": "pe", "annotator": "who", "wall_s": "seconds"}
+
+    report = import_items(project=project, fmt="table", path=str(path), mapping=mapping)
+
+    assert (report.items_created, report.post_edits_created) == (2, 3)
+    stored = PostEdit.objects.order_by("origin_detail__line")
+    assert [(p.assignment.item.source, p.assignment.item.model_output, p.text) for p in stored] == list(
+        zip(frame.src, frame.mt, frame.pe, strict=True)
+    )
+    assert [(p.wall_ms, p.keystrokes) for p in stored] == [(12500, 3), (8000, 14), (None, 0)]
+    assert [p.origin_detail["line"] for p in stored] == [2, 3, 7]  # where each record starts
+    assert all(p.extra == {} for p in stored)  # pandas' unnamed index column is not data
+
+
+@pytest.mark.django_db
+def test_errors_after_a_multi_line_record_name_the_line_the_bad_record_starts_on(tmp_path, project):
+    text = 'model_output\tkeystrokes\tedited\tannotator\n"one\ntwo\nthree"\t1\tx\tlena\n"four\nfive"\tmany\ty\tmax\n'
+    path = write(tmp_path, "s.tsv", text)
+
+    with pytest.raises(ImportDataError, match=r"s.tsv, line 5, field 'keystrokes': 'many' is not a number"):
+        import_items(project=project, fmt="table", path=path)
+
+    assert nothing_stored()
+
+
+def test_a_tsv_field_that_merely_starts_with_a_quote_says_how_to_quote_it(tmp_path):
+    path = write(tmp_path, "s.tsv", 'model_output\tnote\n"Hi," she said.\tx\n')
+
+    with pytest.raises(ImportDataError, match=r"s.tsv, line 2: unreadable row: .*must be quoted as a whole"):
+        import_items(project="p", fmt="table", path=path, create_project=True)
+
+
+@pytest.mark.parametrize("name", ["big.csv", "big.tsv", "big.jsonl"])
+@pytest.mark.django_db
+def test_cells_longer_than_csvs_default_field_limit_import(tmp_path, project, name):
+    long_text = "word " * 60_000  # 300,000 characters; csv refuses over 131,072 by default
+    if name.endswith("jsonl"):
+        text = json.dumps({"model_output": long_text}) + "\n"
+    else:
+        text = f'model_output\n"{long_text}"\n'
+    path = write(tmp_path, name, text)
+
+    import_items(project=project, fmt="table", path=path)
+
+    assert Item.objects.get(project=project).model_output == long_text
+
+
+# --------------------------------------------------------------------------- hostile input
+
+HOSTILE_STUDY = [
+    ("letters", "1e29", r"field 'letters': 1e29 is out of range: letters must be between 0 and 2,147,483,647"),
+    ("keystrokes", "2147483648", r"field 'keystrokes': 2147483648 is out of range: keystrokes must be between 0"),
+    ("keystrokes", "9" * 5000, r"field 'keystrokes': 9{59}… is out of range: keystrokes must be between 0 and"),
+    (
+        "wall_s",
+        "1e300",
+        r"field 'wall_s': 1e300 is out of range: wall_s must be between 0 and 9,223,372,036,854,775 seconds",
+    ),
+    ("wall_ms", "9223372036854775808", r"field 'wall_ms': 9223372036854775808 is out of range: wall_ms must be"),
+    ("wall_s", "NaN", r"field 'wall_s': 'NaN' is not a finite number"),
+    ("wall_s", "-inf", r"field 'wall_s': '-inf' is not a finite number"),
+    ("wall_s", "1e400", r"field 'wall_s': 1e400 is not a finite number"),
+    ("letters", "1_000", r"field 'letters': '1_000' is not a number"),
+]
+
+
+@pytest.mark.parametrize(("column", "value", "message"), HOSTILE_STUDY)
+@pytest.mark.django_db
+def test_effort_numbers_beyond_their_columns_are_refused_with_the_range(tmp_path, project, column, value, message):
+    path = write(tmp_path, "s.csv", f"model_output,edited,annotator,{column}\nx,y,lena,5\nz,w,lena,{value}\n")
+
+    with pytest.raises(ImportDataError, match=r"s.csv, line 3, " + message):
+        import_items(project=project, fmt="table", path=path)
+
+    assert nothing_stored()
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ('{"mt": "x", "pe": "y", "who": "w", "letters": 1e29}', r"field 'letters': 1e\+29 is out of range"),
+        ('{"mt": "x", "pe": "y", "who": "w", "wall_s": 1e300}', r"field 'wall_s': 1e\+300 is out of range"),
+        ('{"mt": "x", "pe": "y", "who": "w", "wall_s": 1e400}', r"field 'wall_s': invalid JSON: 1e400 is out of range"),
+        ('{"mt": "x", "pe": "y", "who": "w", "wall_s": NaN}', r"field 'wall_s': invalid JSON: NaN is not allowed"),
+        ('{"mt": "x", "pe": "y", "who": "w", "letters": true}', r"field 'letters': True is not a number"),
+        (
+            '{"mt": "x", "pe": "y", "who": "w", "extra": ' + "[" * 1000 + "]" * 1000 + "}",
+            r"field 'extra\[0\]\[0\]\[0\]…': invalid JSON: JSON nested more than 64 levels deep \(the limit is 64\)",
+        ),
+        (
+            '{"mt": "x\\ud800", "pe": "y", "who": "w"}',
+            r"field 'mt': invalid JSON: the text holds a lone UTF-16 surrogate \(\\ud800\)",
+        ),
+        ('{"mt": "x", "pe": "y\\u0000", "who": "w"}', r"field 'pe': invalid JSON: the text holds a NUL character"),
+    ],
+)
+@pytest.mark.django_db
+def test_hostile_jsonl_rows_are_refused_naming_line_and_field(tmp_path, project, record, message):
+    path = write(tmp_path, "s.jsonl", "\n" + record + "\n")
+    mapping = {"model_output": "mt", "edited": "pe", "annotator": "who"}
+
+    with pytest.raises(ImportDataError, match=r"s.jsonl, line 2, " + message):
+        import_items(project=project, fmt="table", path=path, mapping=mapping)
+
+    assert nothing_stored()
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (
+            "[" * 1000 + "]" * 1000,
+            r"field 'references\[0\]\[0\]\[0\]\[0\]…': starts with '\[' but is not a JSON list: JSON nested more than 64",
+        ),
+        ('["fine", "\\ud800"]', r"field 'references\[1\]': starts with '\[' .*lone UTF-16 surrogate"),
+        ('["a", 1e400]', r"field 'references\[1\]': starts with '\[' .*1e400 is out of range for a number"),
+    ],
+)
+@pytest.mark.django_db
+def test_hostile_json_cells_are_refused_naming_line_and_field(tmp_path, project, cell, message):
+    path = tmp_path / "a.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out).writerows([["model_output", "references"], ["fine", "[]"], ["x", cell]])
+
+    with pytest.raises(ImportDataError, match=r"a.csv, line 3, " + message):
+        import_items(project=project, fmt="table", path=str(path))
+
+    assert nothing_stored()
+
+
+@pytest.mark.django_db
+def test_odd_but_valid_unicode_is_stored_as_it_was_written(tmp_path, project):
+    texts = [
+        "\u202eevil\u202c",
+        "\u200f\u05e9\u05dc\u05d5\u05dd",
+        "e\u0301 \U0001f600 \ufeffzero\u200bwidth",
+        "\u0007bell",
+    ]
+    path = write(
+        tmp_path,
+        "odd.jsonl",
+        "".join(json.dumps({"id": f"u{n}", "model_output": t}) + "\n" for n, t in enumerate(texts)),
+    )
+
+    import_items(project=project, fmt="table", path=path, mapping={"external_id": "id"})
+
+    assert (
+        list(Item.objects.filter(project=project).order_by("position").values_list("model_output", flat=True)) == texts
+    )
+
+
+def test_a_nul_in_a_csv_is_refused_by_line(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"model_output\nfine\nnul\x00here\n")
+
+    with pytest.raises(ImportDataError, match=r"a.csv, line 3: contains a NUL character"):
+        import_items(project="p", fmt="table", path=str(path), create_project=True)
+
+
+@pytest.mark.django_db
+def test_another_projects_ids_are_its_own_and_stay_untouched(tmp_path, project):
+    other = ProjectFactory(name="other")
+    import_items(project=other, fmt="table", path=write(tmp_path, "a.csv", "external_id,model_output\nk,Other text.\n"))
+
+    report = import_items(
+        project=project, fmt="table", path=write(tmp_path, "b.csv", "external_id,model_output\nk,Mine.\n")
+    )
+
+    assert report.items_created == 1
+    assert Item.objects.get(project=other, external_id="k").model_output == "Other text."
+    assert Item.objects.get(project=project, external_id="k").model_output == "Mine."
+
+
+@pytest.mark.django_db
+def test_a_refused_import_keeps_everything_already_stored(tmp_path, project):
+    import_items(project=project, fmt="table", path=write(tmp_path, "s.tsv", STUDY_TSV), mapping=STUDY_MAP)
+    before = list(PostEdit.objects.order_by("pk").values_list("pk", "text", "wall_ms", "keystrokes"))
+    items = list(Item.objects.order_by("pk").values_list("pk", "external_id", "model_output"))
+    bad = STUDY_TSV + "Neu.\tNew.\tNew!\tnora\t1e300\t0\t1\t1\t50\n"
+
+    with pytest.raises(ImportDataError, match=r"line 5, field 'wall_s': 1e300 is out of range"):
+        import_items(project=project, fmt="table", path=write(tmp_path, "s2.tsv", bad), mapping=STUDY_MAP)
+
+    assert list(PostEdit.objects.order_by("pk").values_list("pk", "text", "wall_ms", "keystrokes")) == before
+    assert list(Item.objects.order_by("pk").values_list("pk", "external_id", "model_output")) == items
+    assert not get_user_model().objects.filter(username="nora").exists()
+
+
+@pytest.mark.django_db
+def test_an_unnamed_first_column_that_is_not_a_row_index_is_refused_not_dropped(tmp_path, project):
+    path = write(tmp_path, "a.tsv", "\tmodel_output\n0\tx\nkeep me\ty\n")
+
+    with pytest.raises(ImportDataError, match=r"a.tsv, line 3: column 1 of the header has no name and holds 'keep me'"):
+        import_items(project=project, fmt="table", path=path)
+
+    assert nothing_stored()
+
+
+@pytest.mark.django_db
+def test_reference_documents_import_from_jsonl_and_from_csv_cells(tmp_path, project):
+    document = {"url": "https://example.org/a", "title": "A", "text": "Text of A."}
+    jsonl = write(tmp_path, "a.jsonl", json.dumps({"model_output": "x", "references": [document, "plain"]}) + "\n")
+    path = tmp_path / "b.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out).writerows([["model_output", "references"], ["y", json.dumps([document])]])
+
+    import_items(project=project, fmt="table", path=jsonl)
+    import_items(project=project, fmt="table", path=str(path))
+
+    assert [i.references for i in Item.objects.filter(project=project).order_by("position")] == [
+        [document, "plain"],
+        [document],
+    ]
+    bad = write(tmp_path, "c.jsonl", json.dumps({"model_output": "z", "references": [{"text": 5}]}) + "\n")
+    with pytest.raises(
+        ImportDataError, match=r"field 'references': must be a string or a list of strings or documents"
+    ):
+        import_items(project=project, fmt="table", path=bad)

@@ -1,3 +1,6 @@
+import re
+from pathlib import Path
+
 import pytest
 from django.template import Context, Template
 
@@ -47,3 +50,26 @@ def test_the_filter_is_usable_from_templates():
 @pytest.mark.parametrize(("ms", "text"), [(None, "—"), (0, "0.0 s"), (12345, "12.3 s"), (95000, "1 min 35 s")])
 def test_seconds_filter(ms, text):
     assert seconds_filter(ms) == text
+
+
+def test_only_the_admins_guidelines_are_rendered_as_markdown_anywhere():
+    # Everything else on a page came from a data file and is shown as text (escaped by the template).
+    roots = [Path(__file__).resolve().parents[2] / app for app in ("annotations", "metrics", "templates")]
+    uses = [
+        (path.name, line.strip())
+        for root in roots
+        for path in root.rglob("*.html")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if "|markdown" in line
+    ]
+
+    assert uses  # the editor and the project page render them
+    for name, line in uses:
+        assert re.findall(r"\{\{\s*([\w.]+)\|markdown\s*\}\}", line) == ["project.guidelines"], (name, line)
+
+
+def test_admin_markdown_keeps_backslash_escapes_and_drops_unknown_tags():
+    # What an admin writes is Markdown: `\*` is a literal star; an unknown tag is dropped by the sanitiser,
+    # which the project page's preview shows before annotators see it.
+    assert render_markdown(r"Keep \*stars\* and **bold**") == "<p>Keep *stars* and <strong>bold</strong></p>"
+    assert render_markdown("Ask 'Where is <person_name>?'") == "<p>Ask 'Where is ?'</p>"

@@ -48,7 +48,9 @@ def test_depth_is_exact_at_the_limit_and_ignores_brackets_inside_strings():
     assert safe_json.loads(json.dumps({"text": "[" * 500 + '\\"{' * 200}), max_depth=1) == {
         "text": "[" * 500 + '\\"{' * 200
     }
-    assert safe_json.nesting_depth('["]", {"a": ["[", [] ]}]') == 4
+    assert safe_json.loads('["]", {"a": ["[", [] ]}]', max_depth=4) == ["]", {"a": ["[", []]}]
+    with pytest.raises(JSONDepthError, match=r"more than 3 levels deep at \[1\]\.a\[1\] \(line 1, column 19;"):
+        safe_json.loads('["]", {"a": ["[", [] ]}]', max_depth=3)
 
 
 def test_it_refuses_input_over_the_size_limit_in_bytes():

@@ -1,4 +1,5 @@
-"""python manage.py import_items --project NAME --format FORMAT [--map ...] [--create-project] PATH"""
+"""python manage.py import_items --project NAME --format FORMAT [--map ...] [--predictions FILE]
+[--post-edit-input] [--create-project] [--annotator-prefix PREFIX] PATH"""
 
 from pathlib import Path
 
@@ -35,6 +36,17 @@ class Command(BaseCommand):
             "--create-project", action="store_true", help="Create the project if it does not exist (else an error)."
         )
         parser.add_argument(
+            "--predictions",
+            type=Path,
+            help='natinst only: the model\'s predictions, a JSONL file of {"id", "prediction"} (the benchmark\'s '
+            "evaluation format); each prediction becomes the text to post-edit of the instance with that id.",
+        )
+        parser.add_argument(
+            "--post-edit-input",
+            action="store_true",
+            help="natinst only, for editing tasks whose input is the text to fix: post-edit the instance input itself.",
+        )
+        parser.add_argument(
             "--annotator-prefix",
             default="",
             help="Prefix for the accounts of imported annotators (e.g. 'iwslt-'), so that studies do not share them.",
@@ -44,6 +56,9 @@ class Command(BaseCommand):
         mapping = parse_mapping(options["map"])
         if mapping and fmt != "table":
             raise CommandError("--map applies to --format table only")
+        for option in ("predictions", "post_edit_input"):
+            if options[option] and fmt != "natinst":
+                raise CommandError(f"--{option.replace('_', '-')} applies to --format natinst only")
         try:
             report = import_items(
                 project=project,
@@ -52,6 +67,8 @@ class Command(BaseCommand):
                 mapping=mapping,
                 create_project=options["create_project"],
                 annotator_prefix=options["annotator_prefix"],
+                predictions=options["predictions"],
+                post_edit_input=options["post_edit_input"],
             )
         except ImportDataError as exc:
             raise CommandError(f"nothing imported: {exc}") from None
