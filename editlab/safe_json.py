@@ -25,6 +25,9 @@ MAX_INT_DIGITS = 4300  # Python's own int/str conversion limit (sys.get_int_max_
 # A JSON string (the unrolled form: fast, no nested repeat), or a bracket, comma or colon.
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _STRUCTURE = re.compile(_STRING + r"|[\[\]{},:]")
+# Everything JSON allows outside strings except brackets (outside strings JSON is ASCII).
+_INNERMOST = re.compile(r"\[\]|\{\}")
+_KEEP_BRACKETS = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}"))
 PATH_LEVELS_SHOWN = 4
 # Escapes that decode to text no database stores: NUL and UTF-16 surrogate halves.
 _RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
@@ -97,7 +100,7 @@ def loads(
         max_bytes is not None and len(text) > max_bytes // 4 and len(text.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         raise _too_big(len(text.encode("utf-8", "surrogatepass")), max_bytes)
-    deep = _too_deep(text, max_depth)
+    deep = _too_deep(text, max_depth) if _deeper_than(text, max_depth) else None
     if deep is not None:
         path, offset = deep
         lineno, colno = _line_col(text, offset)
@@ -136,17 +139,35 @@ def loads(
         path, refused = _first_refused(value)
         lineno, colno = _locate_number(text, refused.literal)
         raise JSONValueError(refused.problem, path=path, lineno=lineno, colno=colno)
-    if _RISKY_ESCAPE.search(text) or _BAD_CHAR.search(text):
+    if _RISKY_ESCAPE.search(text) or _has_bad_char(text):
         found = find_unstorable_text(value)
         if found is not None:
             raise JSONValueError(found[1], path=found[0])
     return value
 
 
+def _deeper_than(text: str, max_depth: int) -> bool:
+    """Whether the brackets outside strings nest past max_depth: a fast check, C string operations only.
+
+    Escaped backslashes and quotes dropped, the text split at quotes keeps what lies outside
+    strings; of that only brackets are kept, and each pass removes the innermost pairs, so a
+    balanced text empties after exactly its depth in passes. Malformed nesting stops
+    changing: the parser reports it.
+    """
+    if text.count("[") + text.count("{") <= max_depth:
+        return False  # fewer opening brackets than the limit: the common small case
+    outside = "".join(text.replace("\\\\", "").replace('\\"', "").split('"')[::2])
+    brackets = outside.translate(_KEEP_BRACKETS)
+    for _ in range(max_depth):
+        shorter = _INNERMOST.sub("", brackets)  # one level: both kinds in one scan
+        if shorter == brackets:
+            return False
+        brackets = shorter
+    return _INNERMOST.sub("", brackets) != brackets
+
+
 def _too_deep(text: str, max_depth: int) -> tuple[str, int] | None:
     """(path, offset) of the first bracket nested past max_depth, or None; one pass, no recursion."""
-    if text.count("[") + text.count("{") <= max_depth:
-        return None
     frames: list[list] = []  # [key or None] for objects, [index] for arrays
     last_string = ""
     for match in _STRUCTURE.finditer(text):
@@ -207,6 +228,18 @@ def find_unstorable_text(value: Any, path: str = "") -> tuple[str, str] | None:
         elif isinstance(node, list):
             stack.extend((f"{where}[{n}]", child) for n, child in reversed(list(enumerate(node))))
     return None
+
+
+def _has_bad_char(text: str) -> bool:
+    if "\x00" in text:
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")  # fails on a lone surrogate, at C speed
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _text_problem(text: str) -> str | None:

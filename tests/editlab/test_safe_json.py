@@ -105,3 +105,29 @@ def test_large_finite_numbers_stay_numbers():
 def test_bytes_that_are_not_utf8_are_refused_by_offset():
     with pytest.raises(JSONValueError, match="byte 0xff at offset 2 is not UTF-8"):
         safe_json.loads(b'["\xff"]')
+
+
+def depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    return 0
+
+
+tricky_text = st.text(st.sampled_from('[]{}"\\,:ab '), max_size=8)
+nested = st.recursive(
+    st.integers() | tricky_text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(tricky_text, children, max_size=3),
+    max_leaves=40,
+)
+
+
+@given(nested, st.integers(min_value=0, max_value=8), st.booleans())
+def test_the_depth_limit_is_exact_whatever_brackets_quotes_and_backslashes_strings_hold(value, limit, indent):
+    text = json.dumps(value, indent=1 if indent else None)
+    if depth(value) > limit:
+        with pytest.raises(JSONDepthError):
+            safe_json.loads(text, max_depth=limit)
+    else:
+        assert safe_json.loads(text, max_depth=limit) == value
