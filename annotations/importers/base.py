@@ -213,9 +213,7 @@ def scalar(text: str) -> Any:
     """
     if _INT.fullmatch(text):
         number = int(text)
-        if -BIG_INT_MAX <= number <= BIG_INT_MAX:
-            return number
-        return text
+        return number if len(text) < 19 or -BIG_INT_MAX <= number <= BIG_INT_MAX else text
     if _FLOAT.fullmatch(text):
         number = float(text)
         if math.isfinite(number):

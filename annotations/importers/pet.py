@@ -188,6 +188,8 @@ def _count(value: str, origin: Origin, column: str, target: str) -> int | None:
     value = value.strip()
     if not value:
         return None
+    if len(value) <= 9 and value.isascii() and value.isdigit():
+        return int(value)  # the common case: under 10^9, within every effort column's range
     if not _WHOLE.fullmatch(value):
         raise ImportDataError(f"{shown(value)} is not a whole number", file=origin.file, line=origin.line, field=column)
     # Past 40 digits no column can hold it (and Python converts at most 4,300): any such number says so.

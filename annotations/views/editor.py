@@ -8,7 +8,6 @@ configuration reaches the logger through json_script.
 
 import difflib
 import re
-from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
