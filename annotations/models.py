@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from annotations.design import Condition, DesignError, parse_conditions, parse_spans
 from annotations.roles import can_read_all
 
 # The published, versioned effort definition (README: "Effort definition").
@@ -88,6 +89,15 @@ class Project(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def declared_conditions(self) -> list[Condition]:
+        """The project's conditions (DesignError when the stored JSON is malformed)."""
+        return parse_conditions(self.conditions)
+
+    def condition(self, name: str) -> Condition | None:
+        if not name:
+            return None
+        return next((c for c in parse_conditions(self.conditions) if c.name == name), None)
+
     def draw_instructions(self, items: list["Item"]) -> None:
         """Give each item without its own instruction one drawn from the project's list.
 
@@ -150,6 +160,30 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project.name}/{self.external_id}"
+
+    def start_text(self, condition: Condition | None) -> str | None:
+        """What the editor starts from under `condition`: its output, "" for an empty editor
+        (translating from scratch), the model output without a condition; None when the item
+        lacks the condition's output."""
+        if condition is None:
+            return self.model_output
+        if condition.output is None:
+            return ""
+        output = self.outputs.get(condition.output) if isinstance(self.outputs, dict) else None
+        return output if isinstance(output, str) else None
+
+    def spans_for(self, condition: Condition | None) -> list[tuple[int, int, str]]:
+        """The error spans shown under `condition` (none unless it enables highlights)."""
+        if condition is None or not condition.highlights or condition.output is None:
+            return []
+        spans = self.highlights.get(condition.output) if isinstance(self.highlights, dict) else None
+        text = self.start_text(condition)
+        if not spans or text is None:
+            return []
+        try:
+            return parse_spans(spans, text)
+        except DesignError:
+            return []  # refused at import; a span that no longer fits is not shown
 
     @property
     def effective_instruction(self) -> str:

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
+from annotations.design import DesignError
 from annotations.models import Assignment, Batch, Project
 from annotations.roles import ANNOTATOR, can_read_all
 
@@ -62,6 +63,56 @@ def group_documents(items: QuerySet) -> list[Document]:
 def project_documents(*, project: Project, practice: bool = False) -> list[Document]:
     """The project's documents (or its practice items, each its own document when it has none)."""
     return group_documents(project.items.filter(practice=practice))
+
+
+@dataclass(frozen=True)
+class ContextSegment:
+    external_id: str
+    document_position: int | None
+    source: str
+    text: str  # the annotator's own submitted version, else the text they would start from
+    state: str  # "done" (submitted by this annotator), "current", or "todo"
+
+
+def document_context(*, assignment: Assignment) -> list[ContextSegment]:
+    """The segments around the assignment's item in its document, read-only, as the project's
+    context setting asks (none, a window of N before and after, or the whole document)."""
+    item = assignment.item
+    project = item.project
+    if project.context == Project.CONTEXT_NONE or not item.document:
+        return []
+    siblings = list(
+        project.items.filter(document=item.document)
+        .order_by("document_position", "position", "id")
+        .only("id", "external_id", "document_position", "source", "model_output", "outputs", "project_id")
+    )
+    index = next(k for k, sibling in enumerate(siblings) if sibling.pk == item.pk)
+    if project.context == Project.CONTEXT_WINDOW:
+        window = project.context_window
+        siblings = siblings[max(0, index - window) : index + window + 1]
+    own = {
+        a.item_id: a
+        for a in Assignment.objects.filter(annotator_id=assignment.annotator_id, item__in=siblings).select_related(
+            "post_edit"
+        )
+    }
+    try:
+        conditions = {c.name: c for c in project.declared_conditions()}
+    except DesignError:
+        conditions = {}
+    segments = []
+    for sibling in siblings:
+        mine = own.get(sibling.pk)
+        post_edit = getattr(mine, "post_edit", None) if mine is not None else None
+        if sibling.pk == item.pk:
+            state, text = "current", ""
+        elif mine is not None and mine.status == Assignment.SUBMITTED and post_edit is not None:
+            state, text = "done", post_edit.text
+        else:
+            condition = conditions.get(mine.condition) if mine is not None else None
+            state, text = "todo", sibling.start_text(condition) or ""
+        segments.append(ContextSegment(sibling.external_id, sibling.document_position, sibling.source, text, state))
+    return segments
 
 
 # --------------------------------------------------------------------------- batches

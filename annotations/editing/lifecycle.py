@@ -10,17 +10,21 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
+from annotations.design import Condition, DesignError
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
 from annotations.editing.event_store import stored_log
 from annotations.editing.locks import locked_post_edit, visit_of
 from annotations.editing.navigation import Navigation, navigation_after, next_url_for
 from annotations.effort import derive_effort
+from annotations.highlights import highlight_edits
 from annotations.models import DEFINITION_VERSION, EFFORT_FIELDS, Assignment, PostEdit, Visit
 from annotations.replay import replay
 
 FLAG_EVENT_GAP = "event_gap"
 FLAG_REPLAY_MISMATCH = "replay_mismatch"
 FLAG_WALL_CLIPPED = "wall_clipped"
+FLAG_CONDITION_UNKNOWN = "condition_unknown"
+FLAG_CONDITION_OUTPUT_MISSING = "condition_output_missing"
 
 
 # ---------------------------------------------------------------- opening
@@ -35,9 +39,7 @@ def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None)
         raise Http404("No such assignment.")
     if not assignment.is_open:
         raise PostEditClosed(f"this item is already {assignment.get_status_display()}")
-    post_edit, _ = PostEdit.objects.get_or_create(
-        assignment=assignment, defaults={"draft_text": assignment.item.model_output}
-    )
+    post_edit = PostEdit.objects.filter(assignment=assignment).first() or _new_post_edit(assignment)
     if post_edit.first_shown_at is None:
         post_edit.first_shown_at = now
         post_edit.save(update_fields=["first_shown_at", "updated"])
@@ -54,9 +56,56 @@ def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None)
     return post_edit, visit
 
 
+def shown_condition(project, name: str) -> Condition | None:
+    """The declared condition called `name`, or None (no condition, or one the project no longer declares)."""
+    try:
+        return project.condition(name)
+    except DesignError:
+        return None
+
+
+def _new_post_edit(assignment: Assignment) -> PostEdit:
+    """The post-edit of a first opening: the assignment's condition fixes the text it starts from
+    (an output, or nothing), copied here so that later changes to the project cannot alter it."""
+    item = assignment.item
+    condition = shown_condition(item.project, assignment.condition)
+    start = item.start_text(condition)
+    flags = []
+    if assignment.condition and condition is None:
+        flags.append(FLAG_CONDITION_UNKNOWN)
+    if start is None:  # the condition's output is missing on this item: show the model output, say so
+        start = item.model_output
+        flags.append(FLAG_CONDITION_OUTPUT_MISSING)
+    original_text = None if condition is None else start
+    return PostEdit.objects.create(
+        assignment=assignment,
+        draft_text=start,
+        condition=assignment.condition,
+        original_text=original_text,
+        flags=flags,
+    )
+
+
 def next_seq_of(post_edit: PostEdit) -> int:
     top = post_edit.events.aggregate(top=Max("seq"))["top"]
     return 0 if top is None else top + 1
+
+
+def shown_highlights(post_edit: PostEdit) -> list[dict]:
+    """The error spans to draw over the draft (UTF-16 units, as the browser counts), moved along
+    with the edits logged so far; none when the condition shows none or the log does not lead
+    to the draft (the overlay would be in the wrong place)."""
+    item = post_edit.assignment.item
+    spans = item.spans_for(shown_condition(item.project, post_edit.condition))
+    if not spans:
+        return []
+    events = stored_log(post_edit)
+    if replay(post_edit.original, events).text != post_edit.draft_text:
+        return []
+    return [
+        {"start": span["now"][0], "end": span["now"][1], "label": span["label"], "edited": span["edited"]}
+        for span in highlight_edits(post_edit.original, spans, events)
+    ]
 
 
 def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict:
@@ -67,7 +116,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
         "page_id": str(visit.page_id),
         "next_seq": next_seq_of(post_edit),
         "version": post_edit.version,
-        "original": assignment.item.model_output,
+        "original": post_edit.original,
         "draft": post_edit.draft_text,
         "idle_threshold_ms": round(assignment.item.project.idle_threshold_s * 1000),
         "urls": {
@@ -78,6 +127,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
             "next": next_url_for(assignment.annotator, after=assignment),
         },
         "csrf_token": csrf_token,
+        "highlights": shown_highlights(post_edit),
     }
 
 
@@ -132,6 +182,10 @@ def post_edit_submit(
         visit_limits_ms=limits,
     )
     result = replay(post_edit.original, events, final_text=text)
+    item = post_edit.assignment.item
+    spans = item.spans_for(shown_condition(item.project, post_edit.condition))
+    if spans:
+        post_edit.extra = {**post_edit.extra, "highlight_edits": highlight_edits(post_edit.original, spans, events)}
 
     for name in EFFORT_FIELDS:
         setattr(post_edit, name, getattr(effort, name))

@@ -16,12 +16,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 
+from annotations.design import direction
 from annotations.editing.errors import PostEditClosed
 from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
-from annotations.selectors import batch_progress
+from annotations.selectors import batch_progress, document_context
 
 OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
 
@@ -147,10 +148,17 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
     # The expired-session banner's link: log in in a new tab, then back to this item.
     login_again_url = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': request.get_full_path()})}"
     item = assignment.item
-    total = Assignment.objects.filter(annotator=request.user, item__batch_id=item.batch_id).count()
-    position = Assignment.objects.filter(
-        annotator=request.user, item__batch_id=item.batch_id, status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]
-    ).count()
+    project = item.project
+    # Progress within what the annotator works through: the document of a designed study's
+    # segment, else the batch.
+    mine = Assignment.objects.filter(annotator=request.user)
+    mine = (
+        mine.filter(item__project=project, item__document=item.document)
+        if item.document
+        else mine.filter(item__batch_id=item.batch_id)
+    )
+    total = mine.count()
+    position = mine.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]).count()
     previous = (
         Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED)
         .exclude(finished__isnull=True)
@@ -163,8 +171,14 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
         {
             "assignment": assignment,
             "item": item,
-            "project": item.project,
+            "project": project,
             "post_edit": post_edit,
+            "context_segments": document_context(assignment=assignment),
+            "source_lang": project.source_lang,
+            "source_dir": direction(project.source_lang),
+            "target_lang": project.target_lang,
+            "target_dir": direction(project.target_lang),
+            "highlight_labels": sorted({span["label"] for span in config["highlights"] if span["label"]}),
             "references": references_shown(item.references),
             "config": config,
             "done": position,
@@ -204,7 +218,7 @@ def diff(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """Original vs post-edit (or the current draft), word by word; read-only for everyone."""
     assignment = _visible_assignment(request, assignment_id)
     post_edit = PostEdit.objects.filter(assignment=assignment).first()
-    original = assignment.item.model_output
+    original = assignment.item.model_output if post_edit is None else post_edit.original
     submitted = assignment.status == Assignment.SUBMITTED
     if post_edit is None:
         edited = original

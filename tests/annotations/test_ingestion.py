@@ -296,6 +296,7 @@ def test_the_editor_config_carries_the_contract_keys_and_the_next_seq(annotator,
             "next": f"/edit/{later.pk}/",
         },
         "csrf_token": "token",
+        "highlights": [],  # error spans to draw, in conditions that show them (tests/annotations/test_study_editor.py)
     }
 
 

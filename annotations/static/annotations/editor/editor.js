@@ -6,6 +6,7 @@
 // network outage loses nothing.
 
 import { createDrafts } from "./drafts.js";
+import { createHighlights } from "./highlights.js";
 import { createOutbox } from "./outbox.js";
 import { createRecorder } from "./recorder.js";
 import { createSession, errorMessage, sessionRefusal, sleep } from "./session.js";
@@ -136,11 +137,15 @@ export function startEditor(config, els) {
     },
   });
 
+  let highlights = null; // the error-highlight overlay, when the condition shows one
   const recorder = createRecorder({
     textarea: ta,
     log: outbox.log,
     isRecording: isEditing,
-    onEdit: () => drafts.schedule(),
+    onEdit: () => {
+      drafts.schedule();
+      if (highlights) highlights.update();
+    },
   });
 
   // One attempt now, then none before the session's retry time unless the CSRF cookie changes.
@@ -170,6 +175,7 @@ export function startEditor(config, els) {
       stats.add(performance.now() - t0, "replaceText");
     };
     if (!drafts.resolve(choice, replaceText)) return;
+    if (highlights) highlights.update();
     els.conflict.querySelectorAll("[data-choose]").forEach((b) => (b.hidden = true));
     setStatus("Kept; the other text stays below for copying.", "ok");
     ta.focus();
@@ -254,6 +260,13 @@ export function startEditor(config, els) {
 
   // ---------------------------------------------------------------- wiring
   recorder.start(start.text);
+  // The server placed the spans over its draft; over another text (restored from this browser)
+  // they would mark the wrong words, so none are drawn then.
+  const spans = start.text === config.draft ? config.highlights || [] : [];
+  if (spans.length && els.highlights) {
+    highlights = createHighlights({ textarea: ta, backdrop: els.highlights, spans });
+    els.highlights.hidden = false;
+  }
   const h = recorder.handlers;
   const on = (target, type, fn) => target.addEventListener(type, timed(stats, fn));
   on(ta, "keydown", h.onKeydown);

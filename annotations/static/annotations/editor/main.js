@@ -12,6 +12,7 @@ function boot() {
     status: document.getElementById("save-status"),
     session: document.getElementById("session-expired"),
     conflict: document.getElementById("conflict"),
+    highlights: document.getElementById("highlight-backdrop"),
     buttons: Array.from(document.querySelectorAll("[data-editor-button]")),
   };
   const editor = startEditor(config, els);
