@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 from django.db.models import F
 
 from annotations.models import EFFORT_FIELDS, Project
-from metrics.dataset import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 from metrics.models import MetricValue
+from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
 PAGE_SIZE = 2000
 TEXT_COLUMNS = ("external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin")

@@ -15,8 +15,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotations.models import Project
-from metrics.dataset import VARIANTS
 from metrics.models import MetricJob
+from metrics.selectors import VARIANTS
 from metrics.services import ComputeError, ComputeReport, metric_values_compute, resolve_metrics, resolve_variants
 
 logger = logging.getLogger(__name__)

@@ -22,15 +22,16 @@ from django.db.models import Count, Max
 
 from annotations.models import PostEdit, Project
 from metrics.analysis import EDITED_LENGTH, ORIGINAL_LENGTH, Analysis, Settings, analyze
-from metrics.dataset import (
+from metrics.models import MetricValue
+from metrics.selectors import (
     TARGETS,
     VARIANTS,
+    annotator_names,
     metric_column,
     post_edit_frame,
     post_edit_queryset,
     stored_metric_names,
 )
-from metrics.models import MetricValue
 
 CACHE_ENTRIES = 8
 ORIGINS = (PostEdit.LIVE, PostEdit.IMPORTED)
@@ -95,16 +96,6 @@ class Report:
         return data
 
 
-def annotator_names(*, project: Project) -> list[str]:
-    """Usernames with a submitted post-edit in the project."""
-    return sorted(set(post_edit_queryset(project=project).values_list("assignment__annotator__username", flat=True)))
-
-
-def task_types(*, project: Project) -> list[str]:
-    qs = post_edit_queryset(project=project).exclude(assignment__item__task_type="")
-    return sorted(set(qs.values_list("assignment__item__task_type", flat=True)))
-
-
 def _split_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
     """Annotators as a list, or one comma-separated string (the command line, the API)."""
     if not value:
@@ -156,16 +147,6 @@ def selection_build(
         task_type=(task_type or "").strip(),
         origin=origin,
     )
-
-
-MAX_ID = 2**63 - 1
-
-
-def project_get(*, project_id: int) -> Project | None:
-    """The project, or None (also for ids no database column can hold)."""
-    if not 0 < project_id <= MAX_ID:
-        return None
-    return Project.objects.filter(pk=project_id).first()
 
 
 def selection_from_query(*, project: Project, query: Mapping) -> Selection:

@@ -31,8 +31,8 @@ from annotations.models import PostEdit, Project
 from annotations.references import reference_texts
 from editlab.db import refresh_planner_statistics
 from metrics import text as engine
-from metrics.dataset import VARIANTS, post_edit_queryset
 from metrics.models import MetricJob, MetricValue
+from metrics.selectors import VARIANTS, post_edit_queryset
 
 logger = logging.getLogger(__name__)
 

@@ -56,7 +56,7 @@ def study(workers: int | None) -> dict:
     first_s = time.perf_counter() - start
     per_metric = {}
     # Per-metric cost (one variant, in-process, 500 pairs) shows where the time goes.
-    from metrics.dataset import post_edit_queryset
+    from metrics.selectors import post_edit_queryset
     from metrics.text import Pair, score_pairs
 
     sample = [
@@ -87,7 +87,7 @@ def study(workers: int | None) -> dict:
 
 def study_tables(project) -> str:
     from metrics.analysis import Settings, analyze_targets
-    from metrics.dataset import TARGETS, metric_column, post_edit_frame
+    from metrics.selectors import TARGETS, metric_column, post_edit_frame
     from metrics.text import EFFORT_SUITE, METRICS
 
     frame = post_edit_frame(project=project, metrics=EFFORT_SUITE)

@@ -7,8 +7,8 @@ for the OpenAPI schema; the README's "Analysis JSON" section documents the same 
 from rest_framework import serializers
 
 from metrics.analysis import Settings
-from metrics.dataset import TARGETS, VARIANTS
 from metrics.reports import ORIGINS
+from metrics.selectors import TARGETS, VARIANTS
 
 _DEFAULTS = Settings()
 

@@ -2,9 +2,9 @@
 
 from rest_framework import serializers
 
-from metrics.dataset import VARIANTS
 from metrics.exports import FORMATS
 from metrics.models import MetricJob
+from metrics.selectors import VARIANTS
 
 
 class MetricValueFilterSerializer(serializers.Serializer):

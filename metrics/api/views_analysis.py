@@ -15,7 +15,8 @@ from rest_framework.views import APIView
 from annotations.api.permissions import IsAdminOrResearcher
 from metrics.analysis import Settings
 from metrics.api import serializers_analysis as s
-from metrics.reports import SelectionError, project_get, report_build, selection_build
+from metrics.reports import SelectionError, report_build, selection_build
+from metrics.selectors import project_get
 
 
 class ProjectAnalysisApi(APIView):

@@ -16,10 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.models import Project
 from annotations.roles import can_read_all
 from metrics import text as engine
-from metrics.dataset import VARIANTS, projects_with_submitted
 from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format
 from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob
+from metrics.selectors import VARIANTS, projects_with_submitted
 from metrics.services import ComputeError, metric_coverage
 
 RECENT_JOBS = 10

@@ -25,18 +25,25 @@ from annotations.models import Project
 from annotations.roles import can_read_all
 from metrics import plots
 from metrics.analysis import correlate, correlation_matrix, fit_line, format_p, summary_rows
-from metrics.dataset import TARGETS, VARIANTS, projects_with_submitted
 from metrics.exports import neutralise_formula
 from metrics.reports import (
     ORIGINS,
     Report,
     Selection,
     SelectionError,
-    annotator_names,
-    project_get,
     report_build,
     selection_data,
     selection_from_query,
+)
+from metrics.selectors import (
+    TARGETS,
+    VARIANTS,
+    annotator_names,
+    effort_points,
+    metric_matrix_rows,
+    project_get,
+    projects_with_submitted,
+    scatter_points,
     task_types,
 )
 
@@ -228,14 +235,12 @@ def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
             f"metric {metric!r} has no values in this selection; choose one of: {', '.join(data.metrics) or 'none'}"
         )
     target = selection.target_column
-    rows = data.frame.dropna(subset=[metric, target])
+    rows = scatter_points(data.frame, metric=metric, target=target)
     x, y = rows[metric].to_numpy(float), rows[target].to_numpy(float)
     correlation = correlate(x, y)
     filename = f"{_safe_name(selection.project.name)}-{_safe_name(metric)}-{target}"
     if fmt == "csv":
-        return _csv_response(
-            rows[["post_edit_id", "external_id", "annotator", metric, target]].to_dict("records"), filename
-        )
+        return _csv_response(rows.to_dict("records"), filename)
     fit = fit_line(x, y)
     if fmt == "json":
         return _json_response(
@@ -269,7 +274,7 @@ def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
 def _heatmap(selection: Selection, query, fmt: str) -> HttpResponse:
     """The analysis's matrix (rows with a target value), from the selection's data alone."""
     data = selection_data(selection=selection)
-    matrix = correlation_matrix(data.frame[data.frame[selection.target_column].notna()], data.metrics)
+    matrix = correlation_matrix(metric_matrix_rows(data.frame, target=selection.target_column), data.metrics)
     filename = f"{_safe_name(selection.project.name)}-metric-matrix"
     if fmt == "csv":
         return _csv_response(
@@ -296,9 +301,7 @@ def _effort(selection: Selection, query, fmt: str) -> HttpResponse:
         raise _PlotError("no effort model for this selection (see the report's messages)")
     target = selection.target_column
     filename = f"{_safe_name(selection.project.name)}-effort-model-{target}"
-    rows = report.frame.loc[model.index, ["post_edit_id", "external_id", "annotator"]].copy()
-    rows["measured"] = model.measured
-    rows["predicted"] = model.predicted
+    rows = effort_points(report.frame, index=model.index, measured=model.measured, predicted=model.predicted)
     if fmt == "csv":
         return _csv_response(rows.to_dict("records"), filename)
     if fmt == "json":

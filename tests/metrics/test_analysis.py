@@ -2,6 +2,10 @@
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -376,3 +380,11 @@ def test_analysis_never_raises_and_always_serialises(rows):
     result = analyze(frame, metrics=["m1", "m2"], target="target", settings=Settings(cv_repeats=2))
     json.dumps(result.to_dict(), allow_nan=False)
     assert result.n_used == sum(isinstance(r[3], float) and math.isfinite(r[3]) for r in rows)
+
+
+def test_the_analysis_package_imports_nothing_from_django():
+    code = "import sys, metrics.analysis; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env)
+    assert result.stdout.strip() == "[]"

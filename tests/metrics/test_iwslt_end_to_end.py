@@ -14,9 +14,9 @@ import pytest
 from annotations.importers import import_items
 from annotations.models import Item, PostEdit, Project
 from metrics.analysis import analyze_targets
-from metrics.dataset import post_edit_frame
 from metrics.exports import export_spec, export_stream
 from metrics.models import MetricValue
+from metrics.selectors import post_edit_frame
 from metrics.services import metric_values_compute
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]

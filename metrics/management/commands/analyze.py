@@ -15,9 +15,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Project
 from metrics.analysis import Analysis, Settings, format_p, summary_rows
-from metrics.dataset import TARGETS, VARIANTS
 from metrics.exports import neutralise_formula
 from metrics.reports import ORIGINS, Report, SelectionError, report_build, selection_build
+from metrics.selectors import TARGETS, VARIANTS
 
 FORMATS = ("table", "json", "csv")
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotations.models import Project
-from metrics.dataset import VARIANTS
+from metrics.selectors import VARIANTS
 from metrics.services import ComputeError, metric_values_compute
 
 

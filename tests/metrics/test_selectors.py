@@ -3,8 +3,8 @@ import math
 import pytest
 
 from annotations.models import Assignment, PostEdit
-from metrics.dataset import TARGETS, metric_column, post_edit_frame, post_edit_queryset
 from metrics.models import MetricValue
+from metrics.selectors import TARGETS, metric_column, post_edit_frame, post_edit_queryset
 from tests.factories import (
     MetricValueFactory,
     PostEditFactory,

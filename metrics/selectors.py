@@ -1,7 +1,15 @@
-"""The selection of post-edits researchers analyse and export, as a QuerySet or a data frame.
+"""Reads of the measuring side: the post-edits researchers analyse and export, as a QuerySet or
+a data frame, and the frames the report's plots draw.
 
-Shared by the compute side (services, exports) and the analysis side (reports, analyze):
-one definition of "the post-edits of a selection" and of the metric column names.
+Shared by the compute side (services, exports) and the analysis side (reports, analyze, the
+report page): one definition of "the post-edits of a selection", of its row order and of the
+metric column names.
+
+Row order is import order: post-edits by id. Importers create a study's post-edits in the order
+they read its rows (a PET study: the post-editors' files by name, each file line by line), so
+the frame's rows are the published files' rows, concatenated; live post-edits come in the order
+they were first opened. The published protocol's split (metrics.analysis.knn) depends on this
+order, as scikit-learn's train_test_split does on the order of the rows it is given.
 """
 
 from collections.abc import Sequence
@@ -61,7 +69,7 @@ def post_edit_queryset(
     task_type: str | None = None,
     origin: str | None = None,
 ) -> QuerySet[PostEdit]:
-    """The submitted post-edits of the selection, ordered by id (stable across calls)."""
+    """The submitted post-edits of the selection, in import order (by id: stable across calls)."""
     qs = PostEdit.objects.completed().filter(assignment__item__project=project)
     if annotators:
         qs = qs.filter(assignment__annotator__username__in=list(annotators))
@@ -70,6 +78,26 @@ def post_edit_queryset(
     if origin:
         qs = qs.filter(origin=origin)
     return qs.order_by("id")
+
+
+def annotator_names(*, project: Project) -> list[str]:
+    """Usernames with a submitted post-edit in the project."""
+    return sorted(set(post_edit_queryset(project=project).values_list("assignment__annotator__username", flat=True)))
+
+
+def task_types(*, project: Project) -> list[str]:
+    qs = post_edit_queryset(project=project).exclude(assignment__item__task_type="")
+    return sorted(set(qs.values_list("assignment__item__task_type", flat=True)))
+
+
+MAX_ID = 2**63 - 1
+
+
+def project_get(*, project_id: int) -> Project | None:
+    """The project, or None (also for ids no database column can hold)."""
+    if not 0 < project_id <= MAX_ID:
+        return None
+    return Project.objects.filter(pk=project_id).first()
 
 
 def stored_metric_names(post_edits: QuerySet[PostEdit]) -> list[str]:
@@ -151,3 +179,29 @@ def post_edit_frame(
     for column in columns:
         frame[column] = wide[column].to_numpy()
     return frame
+
+
+# --- the report's plot frames (from a selection's frame, no further query) -------------------------------------------
+
+POINT_COLUMNS = ("post_edit_id", "external_id", "annotator")
+
+
+def scatter_points(frame: pd.DataFrame, *, metric: str, target: str) -> pd.DataFrame:
+    """The rows a scatter plot of `metric` against `target` draws: both values present."""
+    return frame.dropna(subset=[metric, target])[[*POINT_COLUMNS, metric, target]]
+
+
+def metric_matrix_rows(frame: pd.DataFrame, *, target: str) -> pd.DataFrame:
+    """The rows the analysis's metric x metric matrix is computed on: those with a target value."""
+    return frame[frame[target].notna()]
+
+
+def effort_points(
+    frame: pd.DataFrame, *, index: np.ndarray, measured: np.ndarray, predicted: np.ndarray
+) -> pd.DataFrame:
+    """The effort model's rows (`index` labels of the selection's frame) with measured and
+    out-of-fold predicted values, for its predicted-vs-measured plot."""
+    rows = frame.loc[index, list(POINT_COLUMNS)].copy()
+    rows["measured"] = measured
+    rows["predicted"] = predicted
+    return rows

@@ -1,0 +1,82 @@
+"""Which text metric predicts post-editing effort: correlations, KNN regression, an effort model.
+
+Pure: numpy, scipy, pandas and scikit-learn only (no Django). The ORM side
+(metrics.reports, the analyze command, the API) builds the frame and calls `analyze`.
+
+- common.py: settings, names, CV scores, JSON conversion;
+- correlation.py: Pearson, Spearman, Williams's test, the metric matrix, the scatter line;
+- folds.py: the published split and the repeated K-fold tables;
+- knn.py: single-feature KNN regression R²;
+- effort_model.py: least squares on every metric, the text lengths and the annotator;
+- pipeline.py: the whole analysis of a frame, and its flat table.
+
+The conventions are documented in the README ("Analysis") and in each module.
+"""
+
+from metrics.analysis.common import (
+    ANNOTATOR,
+    DEFAULT_SETTINGS,
+    EDITED_LENGTH,
+    EFFORT,
+    ORIGINAL_LENGTH,
+    SIMILARITY,
+    CVScore,
+    Settings,
+    cv_score,
+    is_constant,
+    orientation,
+    plain,
+)
+from metrics.analysis.correlation import (
+    Correlation,
+    LineFit,
+    WilliamsTest,
+    correlate,
+    correlation_matrix,
+    fisher_ci,
+    fit_line,
+    format_p,
+    williams_test,
+)
+from metrics.analysis.effort_model import EffortModel, effort_model
+from metrics.analysis.folds import fold_ids, split_mask
+from metrics.analysis.knn import knn_predict, knn_r2_cv, knn_r2_split, knn_scores, r2_score
+from metrics.analysis.pipeline import Analysis, MetricResult, analyze, analyze_targets, summary_rows
+
+__all__ = [
+    "ANNOTATOR",
+    "DEFAULT_SETTINGS",
+    "EDITED_LENGTH",
+    "EFFORT",
+    "ORIGINAL_LENGTH",
+    "SIMILARITY",
+    "Analysis",
+    "CVScore",
+    "Correlation",
+    "EffortModel",
+    "LineFit",
+    "MetricResult",
+    "Settings",
+    "WilliamsTest",
+    "analyze",
+    "analyze_targets",
+    "correlate",
+    "correlation_matrix",
+    "cv_score",
+    "effort_model",
+    "fisher_ci",
+    "fit_line",
+    "fold_ids",
+    "format_p",
+    "is_constant",
+    "knn_predict",
+    "knn_r2_cv",
+    "knn_r2_split",
+    "knn_scores",
+    "orientation",
+    "plain",
+    "r2_score",
+    "split_mask",
+    "summary_rows",
+    "williams_test",
+]

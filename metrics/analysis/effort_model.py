@@ -1,0 +1,144 @@
+"""The effort model: least squares on every usable metric, the text lengths and the annotator.
+
+Pure: numpy and pandas (no Django).
+Ordinary least squares on the usable metrics (standardised), the length in characters of
+the original and of the edited text, and one-hot annotators (first dropped). Scored by
+repeated K-fold; the contribution of an input is its drop-column importance: CV R² of the
+full model minus CV R² refitted without it (the annotator one-hot columns count as one
+input), on the same folds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from metrics.analysis.common import (
+    ANNOTATOR,
+    DEFAULT_SETTINGS,
+    EDITED_LENGTH,
+    ORIGINAL_LENGTH,
+    CVScore,
+    Settings,
+    cv_score,
+    is_constant,
+)
+from metrics.analysis.folds import fold_ids
+
+
+@dataclass
+class EffortModel:
+    inputs: list[str]
+    n: int
+    dropped: int
+    r2_cv: CVScore | None = None
+    contributions: dict[str, float] = field(default_factory=dict)
+    coefficients: dict[str, float] = field(default_factory=dict)
+    excluded_metrics: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    method: str = (
+        "ordinary least squares on standardised inputs; R² by repeated K-fold CV; "
+        "contribution = drop-column importance (CV R² of the full model minus CV R² without the input)"
+    )
+    # Out-of-fold predictions of the first repeat, for the predicted-vs-measured plot;
+    # not part of the JSON (one value per edit).
+    predicted: np.ndarray | None = field(default=None, repr=False)
+    measured: np.ndarray | None = field(default=None, repr=False)
+    index: np.ndarray | None = field(default=None, repr=False)  # the input frame's index labels of those rows
+
+
+def _standardise(column: np.ndarray) -> np.ndarray:
+    sd = column.std()
+    return (column - column.mean()) / sd if sd > 0 else column - column.mean()
+
+
+def effort_model(
+    frame: pd.DataFrame,
+    *,
+    metrics: Sequence[str],
+    target: str,
+    annotator: str | None = ANNOTATOR,
+    settings: Settings = DEFAULT_SETTINGS,
+    fold_table: np.ndarray | None = None,
+) -> EffortModel:
+    """Repeated-CV R² of OLS on metrics + text lengths + annotator, with drop-column contributions.
+
+    The frame must already be restricted to complete rows; lengths come from the
+    `original_length` / `edited_length` columns, or else the `original` / `edited` texts.
+    """
+    groups: dict[str, list[np.ndarray]] = {m: [_standardise(frame[m].to_numpy(float))] for m in metrics}
+    for name, column in ((ORIGINAL_LENGTH, "original"), (EDITED_LENGTH, "edited")):
+        if name in frame:  # lengths given by the caller
+            lengths = frame[name].to_numpy(float)
+        elif column in frame:
+            lengths = frame[column].fillna("").astype(str).str.len().to_numpy(float)
+        else:
+            continue
+        if not is_constant(lengths):
+            groups[name] = [_standardise(lengths)]
+    if annotator and annotator in frame and frame[annotator].nunique() > 1:
+        dummies = pd.get_dummies(frame[annotator].astype(str), drop_first=True, dtype=float)
+        groups[ANNOTATOR] = [dummies[c].to_numpy() for c in dummies.columns]
+    names = list(groups)
+    model = EffortModel(inputs=names, n=len(frame), dropped=0)
+    if not names:
+        model.messages.append("no usable input for the effort model")
+        return model
+
+    columns = [np.ones(len(frame))]
+    slices: dict[str, list[int]] = {}
+    for name in names:
+        start = len(columns)
+        columns.extend(groups[name])
+        slices[name] = list(range(start, len(columns)))
+    design = np.column_stack(columns)
+    y = frame[target].to_numpy(float)
+    if fold_table is None:
+        fold_table = fold_ids(len(y), folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
+
+    everything = list(range(design.shape[1]))
+    column_sets = [everything] + [[c for c in everything if c not in slices[name]] for name in names]
+    cv_scores, predicted = _ols_cv(design, y, fold_table, settings.cv_folds, column_sets)
+    model.r2_cv = cv_scores[0]
+    model.predicted, model.measured = predicted, y
+    for name, without in zip(names, cv_scores[1:], strict=True):
+        model.contributions[name] = model.r2_cv.mean - without.mean
+    beta = np.linalg.lstsq(design, y, rcond=None)[0]
+    for name in names:
+        if name == ANNOTATOR:
+            continue
+        model.coefficients[name] = float(beta[slices[name][0]])
+    return model
+
+
+def _ols_cv(
+    design: np.ndarray, y: np.ndarray, fold_table: np.ndarray, folds: int, column_sets: list[list[int]]
+) -> tuple[list[CVScore], np.ndarray]:
+    """OLS on each column set, scored on the fold table; out-of-fold predictions of set 0, repeat 0.
+
+    Each fold's training Gram matrix is the total minus the test part's, so a fold costs
+    one pass over its test rows for every column set together.
+    """
+    gram, moment = design.T @ design, design.T @ y
+    n_sets = len(column_sets)
+    scores = np.empty((fold_table.shape[0], folds, n_sets))
+    first_predictions = np.empty_like(y)
+    for r, repeat in enumerate(fold_table):
+        for fold in range(folds):
+            test = np.flatnonzero(repeat == fold)
+            xt, yt = design[test], y[test]
+            train_gram, train_moment = gram - xt.T @ xt, moment - xt.T @ yt
+            betas = np.zeros((design.shape[1], n_sets))
+            for j, cols in enumerate(column_sets):
+                betas[cols, j] = np.linalg.lstsq(train_gram[np.ix_(cols, cols)], train_moment[cols], rcond=None)[0]
+            predictions = xt @ betas
+            residual = ((yt[:, None] - predictions) ** 2).sum(axis=0)
+            total = float(((yt - yt.mean()) ** 2).sum())
+            scores[r, fold] = 1 - residual / total if total > 0 else (residual == 0).astype(float)
+            if r == 0:
+                first_predictions[test] = predictions[:, 0]
+    per_set = scores.mean(axis=1)  # (repeats, sets): a repeat's R² is the mean of its folds'
+    return [cv_score(per_set[:, j].tolist()) for j in range(n_sets)], first_predictions
