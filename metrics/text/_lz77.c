@@ -107,16 +107,38 @@ static void rank_text(ranker *r, int kind, const void *data, Py_ssize_t length, 
     }
 }
 
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t length;
+} text;
+
+static text text_of(PyObject *s) {
+    text t = {PyUnicode_KIND(s), PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s)};
+    return t;
+}
+
 /* ---- 2. suffix array by induced sorting -------------------------------------------------------------------
- * s[0..n-1] over symbols 0..k-1, with s[n-1] == 0 the only 0 (the sentinel). types holds n bytes for this
- * level and more for the deeper ones; count and bucket hold max(k, n/2 + 2) entries each, shared by all levels
- * (a level recounts after its recursion returns). */
+ * s[0..n-1] over symbols 0..k-1, with s[n-1] == 0 the only 0 (the sentinel). The top level reads s as bytes
+ * when k <= 256 (most texts): the passes jump around s, and a quarter of the memory keeps more of it in cache;
+ * deeper levels (the reduced strings) are 32-bit. The S/L types are bits for the same reason: one level's
+ * n bits, then the next level's. count and bucket hold max(k, n/2 + 2) entries each, shared by all levels (a
+ * level counts again after its recursion returns). */
 
-#define IS_LMS(types, i) ((i) > 0 && (types)[i] && !(types)[(i)-1])
+#if defined(__GNUC__)
+#define SPECIALIZE inline __attribute__((always_inline))
+#else
+#define SPECIALIZE inline
+#endif
 
-static void count_symbols(const idx *s, idx n, idx k, idx *count) {
+/* The functions taking `wide` are inlined into one copy per width, where it is a constant. */
+#define SYMBOL(s, i) (wide ? ((const idx *)(s))[i] : (idx)((const uint8_t *)(s))[i])
+#define IS_S(types, i) (((types)[(size_t)(i) >> 3] >> ((i)&7)) & 1)
+#define IS_LMS(types, i) ((i) > 0 && IS_S(types, i) && !IS_S(types, (i)-1))
+
+static SPECIALIZE void count_symbols(const void *s, int wide, idx n, idx k, idx *count) {
     memset(count, 0, sizeof(idx) * (size_t)k);
-    for (idx i = 0; i < n; i++) count[s[i]]++;
+    for (idx i = 0; i < n; i++) count[SYMBOL(s, i)]++;
 }
 
 static void bucket_heads(const idx *count, idx k, idx *bucket) {
@@ -137,31 +159,41 @@ static void bucket_tails(const idx *count, idx k, idx *bucket) {
 
 /* From the sorted LMS suffixes (at their buckets' tails): the L-type suffixes left to right, then the S-type
  * ones right to left. */
-static void induce(const idx *s, idx *sa, idx n, idx k, const uint8_t *types, const idx *count, idx *bucket) {
+static SPECIALIZE void induce(const void *s, int wide, idx *sa, idx n, idx k, const uint8_t *types, const idx *count,
+                              idx *bucket) {
     bucket_heads(count, k, bucket);
     for (idx i = 0; i < n; i++) {
         idx j = sa[i] - 1;
-        if (j >= 0 && !types[j]) sa[bucket[s[j]]++] = j;
+        if (j >= 0 && !IS_S(types, j)) sa[bucket[SYMBOL(s, j)]++] = j;
     }
     bucket_tails(count, k, bucket);
     for (idx i = n - 1; i >= 0; i--) {
         idx j = sa[i] - 1;
-        if (j >= 0 && types[j]) sa[--bucket[s[j]]] = j;
+        if (j >= 0 && IS_S(types, j)) sa[--bucket[SYMBOL(s, j)]] = j;
     }
 }
 
-static void suffix_array(const idx *s, idx *sa, idx n, idx k, uint8_t *types, idx *count, idx *bucket) {
-    /* types[i]: 1 for S-type (suffix i is smaller than suffix i + 1), 0 for L-type */
-    types[n - 1] = 1;
-    for (idx i = n - 2; i >= 0; i--) types[i] = s[i] < s[i + 1] || (s[i] == s[i + 1] && types[i + 1]);
+static void suffix_array32(const idx *s, idx *sa, idx n, idx k, uint8_t *types, idx *count, idx *bucket);
+
+static SPECIALIZE void suffix_array_level(const void *s, int wide, idx *sa, idx n, idx k, uint8_t *types, idx *count,
+                                          idx *bucket) {
+    /* S-type (bit set): suffix i is smaller than suffix i + 1; L-type otherwise */
+    memset(types, 0, ((size_t)n + 7) / 8);
+    types[(size_t)(n - 1) >> 3] |= (uint8_t)(1 << ((n - 1) & 7));
+    int next_is_s = 1;
+    for (idx i = n - 2; i >= 0; i--) {
+        idx c = SYMBOL(s, i), next = SYMBOL(s, i + 1);
+        next_is_s = c < next || (c == next && next_is_s);
+        if (next_is_s) types[(size_t)i >> 3] |= (uint8_t)(1 << (i & 7));
+    }
 
     /* sort the LMS substrings: place the LMS positions at their buckets' tails and induce */
-    count_symbols(s, n, k, count);
+    count_symbols(s, wide, n, k, count);
     bucket_tails(count, k, bucket);
     for (idx i = 0; i < n; i++) sa[i] = -1;
     for (idx i = 1; i < n; i++)
-        if (IS_LMS(types, i)) sa[--bucket[s[i]]] = i;
-    induce(s, sa, n, k, types, count, bucket);
+        if (IS_LMS(types, i)) sa[--bucket[SYMBOL(s, i)]] = i;
+    induce(s, wide, sa, n, k, types, count, bucket);
 
     /* the sorted LMS positions to the front, then name the LMS substrings in that order */
     idx lms = 0;
@@ -173,7 +205,8 @@ static void suffix_array(const idx *s, idx *sa, idx n, idx k, uint8_t *types, id
         idx position = sa[i];
         int differs = previous < 0;
         for (idx d = 0; !differs; d++) {
-            if (s[position + d] != s[previous + d] || types[position + d] != types[previous + d])
+            if (SYMBOL(s, position + d) != SYMBOL(s, previous + d) ||
+                IS_S(types, position + d) != IS_S(types, previous + d))
                 differs = 1;
             else if (d > 0 && (IS_LMS(types, position + d) || IS_LMS(types, previous + d)))
                 break; /* both substrings end here, equal */
@@ -190,7 +223,7 @@ static void suffix_array(const idx *s, idx *sa, idx n, idx k, uint8_t *types, id
     /* the reduced string (names in text order) at the end of sa; its suffix array at the front */
     idx *reduced = sa + n - lms;
     if (names < lms) {
-        suffix_array(reduced, sa, lms, names, types + n, count, bucket);
+        suffix_array32(reduced, sa, lms, names, types + ((size_t)n + 7) / 8, count, bucket);
     } else {
         for (idx i = 0; i < lms; i++) sa[reduced[i]] = i;
     }
@@ -200,28 +233,30 @@ static void suffix_array(const idx *s, idx *sa, idx n, idx k, uint8_t *types, id
         if (IS_LMS(types, i)) reduced[j++] = i;
     for (idx i = 0; i < lms; i++) sa[i] = reduced[sa[i]];
     for (idx i = lms; i < n; i++) sa[i] = -1;
-    count_symbols(s, n, k, count);
+    count_symbols(s, wide, n, k, count);
     bucket_tails(count, k, bucket);
     for (idx i = lms - 1; i >= 0; i--) {
         idx j = sa[i];
         sa[i] = -1;
-        sa[--bucket[s[j]]] = j;
+        sa[--bucket[SYMBOL(s, j)]] = j;
     }
-    induce(s, sa, n, k, types, count, bucket);
+    induce(s, wide, sa, n, k, types, count, bucket);
+}
+
+static void suffix_array32(const idx *s, idx *sa, idx n, idx k, uint8_t *types, idx *count, idx *bucket) {
+    suffix_array_level(s, 1, sa, n, k, types, count, bucket);
+}
+
+static void suffix_array8(const uint8_t *s, idx *sa, idx n, idx k, uint8_t *types, idx *count, idx *bucket) {
+    suffix_array_level(s, 0, sa, n, k, types, count, bucket);
 }
 
 /* ---- 3. phrases ------------------------------------------------------------------------------------------- */
 
-static inline idx common_prefix(const idx *x, idx j, idx i) {
-    /* x ends with the unique sentinel 0, so the loop stops by itself (j < i) */
-    idx length = 0;
-    while (x[j + length] == x[i + length]) length++;
-    return length;
-}
-
 /* Phrases of x[start..n-2] (x[n-1] is the sentinel, sa[0] == n - 1). stack holds n + 1 entries; before and
  * after hold n - start each. */
-static Py_ssize_t count_phrases(const idx *x, const idx *sa, idx n, idx start, idx *before, idx *after, idx *stack) {
+static SPECIALIZE Py_ssize_t count_phrases(const void *x, int wide, const idx *sa, idx n, idx start, idx *before,
+                                           idx *after, idx *stack) {
     /* before[i - start] / after[i - start]: the nearest suffix before / after suffix i in suffix-array order
      * that starts earlier in the text (-1 if none), from one pass with a stack of increasing positions. */
     idx top = 0;
@@ -239,11 +274,13 @@ static Py_ssize_t count_phrases(const idx *x, const idx *sa, idx n, idx start, i
     }
     Py_ssize_t phrases = 0;
     for (idx i = start; i < n - 1; phrases++) {
-        idx longest = 0, j = before[i - start];
-        if (j >= 0) longest = common_prefix(x, j, i);
-        j = after[i - start];
-        if (j >= 0) {
-            idx length = common_prefix(x, j, i);
+        idx longest = 0;
+        idx candidates[2] = {before[i - start], after[i - start]};
+        for (int c = 0; c < 2; c++) {
+            idx j = candidates[c], length = 0;
+            if (j < 0) continue;
+            /* x ends with the unique sentinel 0, so the loop stops by itself (j < i) */
+            while (SYMBOL(x, j + length) == SYMBOL(x, i + length)) length++;
             if (length > longest) longest = length;
         }
         i += longest > 0 ? longest : 1;
@@ -251,18 +288,16 @@ static Py_ssize_t count_phrases(const idx *x, const idx *sa, idx n, idx start, i
     return phrases;
 }
 
-typedef struct {
-    int kind;
-    const void *data;
-    Py_ssize_t length;
-} text;
-
-static text text_of(PyObject *s) {
-    text t = {PyUnicode_KIND(s), PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s)};
-    return t;
+static Py_ssize_t count_phrases8(const uint8_t *x, const idx *sa, idx n, idx start, idx *before, idx *after,
+                                 idx *stack) {
+    return count_phrases(x, 0, sa, n, start, before, after, stack);
 }
 
-/* The distance, or -1 when memory ran out. Touches no Python object: callable without the GIL. */
+static Py_ssize_t count_phrases32(const idx *x, const idx *sa, idx n, idx start, idx *before, idx *after,
+                                  idx *stack) {
+    return count_phrases(x, 1, sa, n, start, before, after, stack);
+}
+
 /* ---- 3b. short texts: phrases straight from hash chains ------------------------------------------------
  * On a few hundred symbols the suffix array's passes cost more than looking for each phrase directly, as
  * zlib does: every position j is chained to the previous position with the same two symbols (by hash), and
@@ -357,22 +392,32 @@ static Py_ssize_t suffix_array_distance(text original, text edited, Py_UCS4 max_
 
     size_t half = (size_t)(k > n / 2 + 2 ? k : n / 2 + 2);
     size_t tail = (size_t)(n - start);
-    /* sa | count, bucket (later the stack) | before | after | types (two levels' worth and more: n + n/2 + ...) */
-    size_t words = (size_t)n + 2 * half + 2 * tail + ((size_t)2 * n + sizeof(idx) - 1) / sizeof(idx);
+    /* sa | count, bucket (later the stack) | before | after | types (n bits, then n/2 at most, ...) | bytes */
+    size_t words = (size_t)n + 2 * half + 2 * tail + ((size_t)n / 4 + 64 + sizeof(idx) - 1) / sizeof(idx);
+    int narrow = k <= 256;
+    if (narrow) words += ((size_t)n + sizeof(idx) - 1) / sizeof(idx);
     idx *block = PyMem_RawMalloc(sizeof(idx) * words);
     if (block == NULL) {
         PyMem_RawFree(x);
         return -1;
     }
     idx *sa = block, *count = sa + n, *bucket = count + half, *before = bucket + half, *after = before + tail;
-    uint8_t *types = (uint8_t *)(after + tail);
-    suffix_array(x, sa, n, k, types, count, bucket);
-    Py_ssize_t phrases = count_phrases(x, sa, n, start, before, after, count);
+    uint8_t *types = (uint8_t *)(after + tail), *bytes = types + (size_t)n / 4 + 64;
+    Py_ssize_t phrases;
+    if (narrow) {
+        for (idx i = 0; i < n; i++) bytes[i] = (uint8_t)x[i];
+        PyMem_RawFree(x);
+        x = NULL;
+        suffix_array8(bytes, sa, n, k, types, count, bucket);
+        phrases = count_phrases8(bytes, sa, n, start, before, after, count);
+    } else {
+        suffix_array32(x, sa, n, k, types, count, bucket);
+        phrases = count_phrases32(x, sa, n, start, before, after, count);
+    }
     PyMem_RawFree(block);
     PyMem_RawFree(x);
     return phrases;
 }
-
 
 /* The distance, or -1 when memory ran out. Touches no Python object: callable without the GIL. */
 static Py_ssize_t pair_distance(text original, text edited, Py_UCS4 max_char) {

@@ -218,6 +218,16 @@ def test_both_compiled_paths_equal_the_pure_python_path_on_longer_texts(lz77, al
         assert lz77._by_chains(original, edited) in (expected, None)
 
 
+@pytest.mark.parametrize("distinct", [253, 254, 255, 300])
+def test_the_suffix_array_reads_bytes_up_to_256_symbols_and_wider_beyond(lz77, distinct):
+    # symbols: the distinct code points, sep and the sentinel; up to 256 of them fit a byte each
+    rng = random.Random(distinct)
+    alphabet = "".join(map(chr, range(0x3000, 0x3000 + distinct)))
+    original = alphabet + "".join(rng.choice(alphabet) for _ in range(3000))
+    edited = copy_edit(rng, original, 3000, alphabet)
+    assert lz77._by_suffix_array(original, edited) == compression._python_distance(original, edited)
+
+
 def test_it_scores_many_pairs_in_one_call_with_the_same_values():
     pairs = [("vwxyz", "zyxwv"), ["zyxwv", "wvxwyxzyyxwxwvzyxzyxwyxwvzyxwv"], ("", ""), ("abc", ""), ("", "aaaa")]
     assert compression_distances(pairs) == [5, 10, 0, 0, 2]
