@@ -2,13 +2,16 @@
 the published code, with identical values asserted:
 
 1. compression per pair vs the published `compression-distance` 0.1.1 package, on an ASCII-only copy of the
-   texts (the package rejects anything else);
+   texts (the package rejects anything else), both in their default environment, in --repeat interleaved
+   rounds (best and median); editlab also one call for all pairs, on the original Unicode texts, and through
+   its pure-Python fallback (the previous implementation);
 2. the effort suite end to end through `score_pairs` (worker processes) vs a plain sequential per-pair loop
    over the same libraries;
-3. one compression distance between two 1,000,000-character texts vs the published package, each in a fresh
-   process, with its peak memory.
+3. one compression distance between two 1,000,000-character texts: the published package, editlab's
+   fallback and editlab's compiled code, each --repeat times in a fresh process, with its peak memory.
 
-    python -m editlab.benchmarks.metrics [--data ../shared/data/iwslt2019] [--output FILE; default editlab/benchmarks/results/metrics.md]
+    python -m editlab.benchmarks.metrics [--data ../shared/data/iwslt2019] [--repeat 5]
+        [--output FILE; default editlab/benchmarks/results/metrics.md]
 
 Prints a markdown table and writes it into --output between markers, so re-runs replace it.
 """
@@ -19,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -58,6 +62,66 @@ def per_pair(function: Callable[[str, str], float], pairs: list[tuple[str, str]]
     start = time.perf_counter()
     values = [function(a, b) for a, b in pairs]
     return values, time.perf_counter() - start
+
+
+def in_one_call(function: Callable[[list], list], pairs: list[tuple[str, str]]) -> tuple[list, float]:
+    start = time.perf_counter()
+    values = function(pairs)
+    return values, time.perf_counter() - start
+
+
+def with_cpu(run: Callable[[], tuple[list, float]]) -> tuple[list, float, float]:
+    """run()'s values and wall seconds, and the CPU seconds of the whole process meanwhile (every thread's: an
+    OpenMP team's included), which a busy machine distorts less than wall time."""
+    cpu = time.process_time()
+    values, wall = run()
+    return values, wall, time.process_time() - cpu
+
+
+def compression_rounds(pairs: list[tuple[str, str]], ascii_pairs: list[tuple[str, str]], repeat: int) -> dict:
+    """Seconds per round of each compression implementation on all pairs, rounds interleaved so that a change of
+    load hits all alike; values asserted identical in every round.
+
+    The published package runs in its default environment (pydivsufsort's OpenMP team as it comes). Its team's
+    threads spin for a while after each call, taking a core, so each round measures editlab first and rests a
+    second after the published package. The fallback sets the team to one thread for the rest of the process,
+    hence its rounds come last."""
+    from compression_distance import compression_distance as published
+
+    from metrics.text.compression import _native, _python_distance, compression_distance, compression_distances
+
+    if _native() is None:
+        raise SystemExit("the compiled compression extension is not built: pip install -e . (with gcc present)")
+    names = ("published", "call", "batch", "unicode call", "unicode batch")
+    seconds: dict[str, list[float]] = {name: [] for name in (*names, *(f"{name} cpu" for name in names))}
+    expected = [published(a, b) for a, b in ascii_pairs]
+    time.sleep(1.0)
+    for _ in range(repeat):
+        for name, run in (
+            ("call", lambda: per_pair(compression_distance, ascii_pairs)),
+            ("batch", lambda: in_one_call(compression_distances, ascii_pairs)),
+            ("published", lambda: per_pair(published, ascii_pairs)),
+        ):
+            values, elapsed, cpu = with_cpu(run)
+            assert values == expected, f"compression ({name}) differs from the published package"
+            seconds[name].append(elapsed)
+            seconds[f"{name} cpu"].append(cpu)
+        time.sleep(1.0)  # the published package's OpenMP threads stop spinning
+        unicode_values, elapsed, cpu = with_cpu(lambda: per_pair(compression_distance, pairs))
+        seconds["unicode call"].append(elapsed)
+        seconds["unicode call cpu"].append(cpu)
+        batch_values, elapsed, cpu = with_cpu(lambda: in_one_call(compression_distances, pairs))
+        assert batch_values == unicode_values
+        seconds["unicode batch"].append(elapsed)
+        seconds["unicode batch cpu"].append(cpu)
+    seconds["fallback"] = []
+    for _ in range(repeat):
+        values, elapsed = per_pair(_python_distance, pairs)
+        assert values == unicode_values, "the compiled and the pure-Python compression differ"
+        seconds["fallback"].append(elapsed)
+    # for the record: the published code with pydivsufsort on one OpenMP thread (the fallback's setting)
+    seconds["published, 1 thread"] = [per_pair(published, ascii_pairs)[1]]
+    return seconds
 
 
 # --- 2. the plain sequential loop the engine is compared with -----------------------------------------------
@@ -144,15 +208,30 @@ def _rss_kb(field: str) -> int:
     return 0
 
 
+def _reset_peak_rss() -> None:
+    """Peak RSS (VmHWM) back to the current RSS (Linux), so that the peak measured is the call's own."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass  # then the peak may include building the texts; the rise is an upper bound
+
+
+MILLION_IMPLEMENTATIONS = ("published", "fallback", "compiled")
+
+
 def million_child(which: str, folder: Path) -> None:
-    """Run in a fresh process: time one distance, report the rise of peak RSS over the level before it."""
+    """Run in a fresh process: time one distance, report the rise of peak RSS over the level before it. Each
+    implementation in its default environment (the fallback sets pydivsufsort's OpenMP team to one thread)."""
+    import gc
+
     from compression_distance import compression_distance as published
 
-    from metrics.text.compression import _one_openmp_thread, compression_distance
+    from metrics.text.compression import _native, _python_distance
 
-    _one_openmp_thread()  # the same OpenMP setting for both (see the table's note)
     original, edited = million_texts(load_pairs(folder))
-    function = compression_distance if which == "editlab" else published
+    function = {"published": published, "fallback": _python_distance, "compiled": _native().distance}[which]
+    gc.collect()
+    _reset_peak_rss()
     before = _rss_kb("VmRSS")
     start = time.perf_counter()
     value = function(original, edited)
@@ -166,23 +245,37 @@ def run_million(which: str, folder: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def million_rounds(folder: Path, repeat: int) -> dict[str, list[dict]]:
+    runs: dict[str, list[dict]] = {which: [] for which in MILLION_IMPLEMENTATIONS}
+    for _ in range(repeat):
+        for which in MILLION_IMPLEMENTATIONS:
+            runs[which].append(run_million(which, folder))
+    values = {run["value"] for each in runs.values() for run in each}
+    assert len(values) == 1, f"compression of the 1M texts differs: {values}"
+    return runs
+
+
+def best_median(samples: list[float]) -> tuple[float, float]:
+    return min(samples), statistics.median(samples)
+
+
 # --- the run ------------------------------------------------------------------------------------------------
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="The iwslt2019 folder.")
+    parser.add_argument("--repeat", type=int, default=5, help="Rounds of the compression measurements.")
     parser.add_argument("--output", type=Path, default=result_file("metrics"))
-    parser.add_argument("--million-child", choices=("editlab", "published"), help=argparse.SUPPRESS)
+    parser.add_argument("--million-child", choices=MILLION_IMPLEMENTATIONS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.million_child:
         million_child(args.million_child, args.data)
         return
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
 
-    from compression_distance import compression_distance as published
-
-    from metrics.text import EFFORT_SUITE, Pair, compression_distance, score_pairs
-    from metrics.text.compression import _one_openmp_thread
+    from metrics.text import EFFORT_SUITE, Pair, score_pairs
     from metrics.text.config import worker_count
 
     load_before = os.getloadavg()
@@ -190,14 +283,9 @@ def main() -> None:
     ascii_pairs = [(ascii_copy(a), ascii_copy(b)) for a, b in pairs]
     print(f"{len(pairs)} pairs; load average before: {load_before[0]:.2f}", file=sys.stderr)
 
-    # 1. compression per pair. pydivsufsort's OpenMP runs with its default team first (for the record, on a
-    # sample), then on one thread, the engine's setting, for both implementations and the plain loop below.
-    sample = ascii_pairs[:500]
-    _, default_team_s = per_pair(published, sample)
-    _one_openmp_thread()
-    published_values, published_s = per_pair(published, ascii_pairs)
-    ours_values, ours_s = per_pair(compression_distance, ascii_pairs)
-    assert ours_values == published_values, "compression differs from the published package"
+    # 1. compression per pair
+    rounds = compression_rounds(pairs, ascii_pairs, args.repeat)
+    load_compression = os.getloadavg()
 
     # 2. the effort suite, between two measurements of the machine's parallel capacity
     capacity_before = parallel_capacity(worker_count())
@@ -210,18 +298,56 @@ def main() -> None:
     capacity_after = parallel_capacity(worker_count())
 
     # 3. a million characters
-    mine, theirs = run_million("editlab", args.data), run_million("published", args.data)
-    assert mine["value"] == theirs["value"], "compression of the 1M texts differs"
+    million = million_rounds(args.data, args.repeat)
     load_after = os.getloadavg()
 
     us = 1e6 / len(pairs)
+
+    def per_pair_cell(name: str) -> str:
+        best, median = best_median(rounds[name])
+        return f"{best * us:.1f} / {median * us:.1f} µs" if len(rounds[name]) > 1 else f"{best * us:.1f} µs"
+
+    def speed_up(name: str) -> str:
+        (pub_best, pub_median), (best, median) = best_median(rounds["published"]), best_median(rounds[name])
+        return f"**{pub_median / median:.0f}x** (best {pub_best / best:.0f}x)"
+
+    def million_cell(which: str) -> str:
+        best, median = best_median([run["seconds"] for run in million[which]])
+        peak = statistics.median(run["peak_mb"] for run in million[which])
+        return f"{best:.3f} / {median:.3f} s, peak +{peak:.0f} MB"
+
+    def million_speed_up(which: str, base: str) -> str:
+        return f"{best_median([r['seconds'] for r in million[base]])[1] / best_median([r['seconds'] for r in million[which]])[1]:.2f}x"
+
+    published_cell = per_pair_cell("published")
     rows = [
         (
-            "compression, per pair (ASCII copy)",
-            f"{published_s * us:.0f} µs",
-            f"{ours_s * us:.0f} µs",
-            f"{published_s / ours_s:.2f}x",
-            "2x",
+            f"compression per pair, {len(pairs):,} pairs (ASCII copy), one call each",
+            published_cell,
+            per_pair_cell("call"),
+            speed_up("call"),
+            "20x",
+        ),
+        (
+            "the same, all pairs in one call (`compression_distances`)",
+            published_cell,
+            per_pair_cell("batch"),
+            speed_up("batch"),
+            "20x",
+        ),
+        (
+            "compression per pair, original texts (Unicode): one call each / one call for all",
+            "(ASCII only)",
+            f"{per_pair_cell('unicode call')} / {per_pair_cell('unicode batch')}",
+            "",
+            "",
+        ),
+        (
+            "compression per pair, original texts: the pure-Python fallback (the previous implementation)",
+            "",
+            per_pair_cell("fallback"),
+            f"{best_median(rounds['fallback'])[1] / best_median(rounds['unicode call'])[1]:.0f}x slower than compiled",
+            "",
         ),
         (
             f"effort suite ({len(EFFORT_SUITE)} metrics), {len(pairs):,} pairs end to end",
@@ -238,11 +364,18 @@ def main() -> None:
             f"{worker_count()}x if the cores are free",
         ),
         (
-            "compression, two 1,000,000-character texts",
-            f"{theirs['seconds']:.2f} s, peak +{theirs['peak_mb']:.0f} MB",
-            f"{mine['seconds']:.2f} s, peak +{mine['peak_mb']:.0f} MB",
-            f"{theirs['seconds'] / mine['seconds']:.2f}x",
+            "compression, two 1,000,000-character texts (fresh process each)",
+            million_cell("published"),
+            million_cell("compiled"),
+            million_speed_up("compiled", "published"),
             "faster",
+        ),
+        (
+            "the same, editlab's pure-Python fallback (the previous implementation)",
+            "",
+            million_cell("fallback"),
+            f"compiled: {million_speed_up('compiled', 'fallback')}",
+            "compiled at least as fast",
         ),
     ]
     table = "\n".join(
@@ -252,18 +385,27 @@ def main() -> None:
             *(f"| {' | '.join(row)} |" for row in rows),
         ]
     )
+    phrases = million["compiled"][0]["value"]
     notes = (
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, by `python -m editlab.benchmarks.metrics`; load average "
-        f"{load_before[0]:.1f} before and {load_after[0]:.1f} after (the machine was shared), so treat the "
-        "figures as indicative. Values are asserted identical in the same run: compression on all "
-        f"{len(pairs):,} pairs and on the 1M texts ({mine['value']:,} phrases), each effort metric on every pair. "
-        "Both compression implementations run libdivsufsort on one OpenMP thread, the engine's setting; with "
-        f"the default team the published code took {default_team_s * 1e6 / len(sample):.0f} µs per pair "
-        "(first 500 pairs). The plain loop calls the engine's own compression function, so the suite's row "
+        f"{platform.python_version()}, by `python -m editlab.benchmarks.metrics --repeat {args.repeat}`; load "
+        f"average {load_before[0]:.1f} before, {load_compression[0]:.1f} after the per-pair rounds and "
+        f"{load_after[0]:.1f} at the end (the machine was shared), so treat the figures as indicative. Times are "
+        f"best / median of {args.repeat} rounds (per-pair rounds interleaved; each 1M run in a fresh process); "
+        "speed-ups compare medians. Values are asserted identical in every round: compression on all "
+        f"{len(pairs):,} pairs (compiled, one call each and all at once, the fallback and the published package) "
+        f"and on the 1M texts ({phrases:,} phrases), each effort metric on every pair. Default environment for "
+        "every implementation: the published package ran with pydivsufsort's default OpenMP team (with one "
+        f"thread, as the fallback sets it: {rounds['published, 1 thread'][0] * us:.0f} µs per pair); the compiled "
+        "code uses no OpenMP. The plain loop calls the engine's own compression function, so the suite's row "
         f"measures how score_pairs runs the work: {worker_count()} processes (the caller works while the others "
         f"start), and each of the {len(set(pairs)):,} distinct pairs scored once (the plain loop scores all "
-        f"{len(pairs):,}). Peak memory: rise of the process's peak RSS during the call."
+        f"{len(pairs):,}). Peak memory: rise of the process's peak RSS during the call (median of the runs). "
+        "CPU time per pair (the process's, all threads; median), less distorted by other jobs than wall time: "
+        f"published {statistics.median(rounds['published cpu']) * us:.0f} µs, editlab one call each "
+        f"{statistics.median(rounds['call cpu']) * us:.1f} µs, all in one call "
+        f"{statistics.median(rounds['batch cpu']) * us:.1f} µs "
+        f"({statistics.median(rounds['published cpu']) / statistics.median(rounds['call cpu']):.0f}x)."
     )
     section = f"{START}\n### Performance\n\n{table}\n\n{notes}\n{END}"
     print(section)
