@@ -4,8 +4,12 @@ admin: staff who manage projects and people; annotator: edits only their own
 assignments; researcher: reads everything, changes nothing.
 """
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.contrib.auth.models import AnonymousUser, Group
-from django.http import HttpRequest
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
 
 ADMIN = "admin"
 ANNOTATOR = "annotator"
@@ -18,7 +22,8 @@ def _groups(user) -> set[str]:
         return set()
     cached = getattr(user, "_editlab_groups", None)
     if cached is None:
-        cached = set(user.groups.values_list("name", flat=True))
+        # groups.all(): from prefetch_related("groups") when a list of users was loaded with it.
+        cached = {group.name for group in user.groups.all()}
         user._editlab_groups = cached
     return cached
 
@@ -38,6 +43,44 @@ def is_annotator(user) -> bool:
 def can_read_all(user) -> bool:
     """Admins and researchers see every project, item and post-edit."""
     return is_admin(user) or is_researcher(user)
+
+
+def has_any_role(user, roles: tuple[str, ...]) -> bool:
+    """Whether the user holds one of `roles` (an admin holds "admin" only as a staff member)."""
+    checks = {ADMIN: is_admin, RESEARCHER: is_researcher, ANNOTATOR: is_annotator}
+    return any(checks[role](user) for role in roles)
+
+
+def _who(roles: tuple[str, ...]) -> str:
+    names = [f"{role}s" for role in roles]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def role_required(*roles: str, message: str = "", hidden: bool = False) -> Callable:
+    """The one gate of editlab's pages: the user must hold one of `roles`, else 403 with `message`
+    (or 404 when `hidden`: a page whose existence is nobody else's business).
+
+    Put it under @login_required (anonymous visitors go to the login page) and under the method
+    decorators (a wrong method answers 405 whoever asks), e.g.
+    `@login_required @require_POST @role_required(ADMIN)`.
+    """
+    unknown = set(roles) - set(ROLES)
+    if not roles or unknown:
+        raise ValueError(f"role_required: name roles among {', '.join(ROLES)} (got {', '.join(roles) or 'none'})")
+    refusal = message or f"Only {_who(roles)} may see this page."
+
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        def gated(request: HttpRequest, *args, **kwargs):
+            if not has_any_role(request.user, roles):
+                if hidden:
+                    raise Http404("No such page.")
+                raise PermissionDenied(refusal)
+            return view(request, *args, **kwargs)
+
+        return gated
+
+    return decorator
 
 
 def set_role(user, role: str) -> None:

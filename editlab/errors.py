@@ -1,35 +1,193 @@
-"""Error pages that say what went wrong: Django's bare "Bad Request (400)" names nothing.
+"""Error answers that say what went wrong, in one shape for the whole API.
 
-A request body over DATA_UPLOAD_MAX_MEMORY_SIZE (or with too many fields or files) is refused
-by Django before any view runs; this handler tells the client which limit it hit. API clients
-(paths under /api/) get JSON with both `error` (the editor's contract) and `detail` (DRF's).
+Every API error is `{"detail": "<message for a person>", "code": "<machine code>"}` plus the keys
+of its operation: `errors` (each invalid field's messages), `next_seq`, `server_text`,
+`server_version`. `api_exception_handler` is DRF's one EXCEPTION_HANDLER; `bad_request` is
+Django's handler400 for requests refused before any view runs (a body over
+DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields or files), as a page or, under /api/, as JSON.
 """
+
+import logging
+import re
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from annotations.editing.errors import EditingError
+from annotations.services.errors import ServiceError
+from editlab.api import too_large_message
+
+logger = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- before any view (handler400)
 
 
-def bad_request_message(exception: Exception | None) -> str:
+def bad_request_message(exception: Exception | None) -> tuple[str, str]:
+    """(message, code) for a request Django refused before the view."""
     if isinstance(exception, RequestDataTooBig):
-        return (
-            f"The request is larger than this server accepts: at most {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
-            "(DATA_UPLOAD_MAX_MEMORY_SIZE) besides uploaded files. Send less at once."
-        )
+        return too_large_message(None, settings.DATA_UPLOAD_MAX_MEMORY_SIZE), "too_large"
     if isinstance(exception, TooManyFieldsSent):
-        return f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields (DATA_UPLOAD_MAX_NUMBER_FIELDS)."
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return f"The request has more than {limit:,} fields (DATA_UPLOAD_MAX_NUMBER_FIELDS).", "too_many_fields"
     if isinstance(exception, TooManyFilesSent):
-        return (
-            f"The request has more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES:,} files (DATA_UPLOAD_MAX_NUMBER_FILES)."
-        )
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return f"The request has more than {limit:,} files (DATA_UPLOAD_MAX_NUMBER_FILES).", "too_many_files"
     # Anything else (a bad Host header, a malformed multipart body): no internals in the answer.
-    return "The request is malformed and was not processed."
+    return "The request is malformed and was not processed.", "bad_request"
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    message = bad_request_message(exception)
+    message, code = bad_request_message(exception)
     if request.path.startswith("/api/"):
-        return JsonResponse({"error": message, "detail": message}, status=400)
+        return JsonResponse({"detail": message, "code": code}, status=400)
     # Rendered without the request: the middleware that fills it may not have run.
     return HttpResponseBadRequest(render_to_string("400.html", {"message": message}))
+
+
+# --------------------------------------------------------------------------- the API's one exception handler
+
+_FIELD_PREFIX = re.compile(r"^([\w.\[\]]+): (.+)$", re.S)
+
+
+def first_error(errors: Any) -> str:
+    """One readable line from a serializer's errors: 'field: message', nested fields as `items[1].external_id`."""
+    path, message = _first(errors)
+    return f"{path}: {message}" if path else message
+
+
+def _first(errors: Any) -> tuple[str, str]:
+    if isinstance(errors, dict) and errors:
+        name, value = next(iter(errors.items()))
+        path, message = _first(value)
+        if name in ("non_field_errors", "detail"):
+            return path, message
+        return _join(f"[{name}]" if isinstance(name, int) else str(name), path), message
+    if isinstance(errors, list) and errors:
+        if not any(isinstance(error, dict | list) for error in errors):
+            return "", str(errors[0])
+        index, found = next(((n, error) for n, error in enumerate(errors) if error), (0, errors[0]))
+        path, message = _first(found)
+        return _join(f"[{index}]", path), message
+    return "", str(errors)
+
+
+def _join(outer: str, inner: str) -> str:
+    if not outer or not inner:
+        return outer or inner
+    return outer + (inner if inner.startswith("[") else f".{inner}")
+
+
+def _invalid(detail: Any) -> dict:
+    """A DRF ValidationError's detail as the shape's body: `detail` one line, `errors` by field."""
+    if isinstance(detail, dict) and set(detail) == {"detail"}:  # raised as {"detail": message}: not a field
+        return {"detail": first_error(detail["detail"]), "code": "invalid"}
+    body: dict[str, Any] = {"detail": first_error(detail), "code": "invalid"}
+    body["errors"] = detail if isinstance(detail, dict) else {"non_field_errors": detail}
+    return body
+
+
+def _service_error(exc: ServiceError) -> dict:
+    """A service's refusal; its message starts with the field it is about ("overlap: must be ...")."""
+    message = str(exc)
+    body: dict[str, Any] = {"detail": message, "code": "invalid"}
+    match = _FIELD_PREFIX.match(message)
+    if match:
+        body["errors"] = {match.group(1): [match.group(2)]}
+    return body
+
+
+def _editing_error(exc: EditingError) -> dict:
+    extra = dict(exc.payload())
+    message = extra.pop("detail", None) or extra.pop("error", None) or str(exc)
+    extra.pop("error", None)
+    return {"detail": message, **extra, "code": exc.code}
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's handler, with every answer in the shape {"detail", "code", ...}.
+
+    A database that cannot be reached (connection dropped, server restarting) answers 503, not a
+    500 page: the services are atomic, so nothing of the request stays half-stored, and a client
+    (the editor's logger) sends it again. The view may add why that is safe (`retry_note`).
+    """
+    if isinstance(exc, ServiceError):
+        return Response(_service_error(exc), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, EditingError):
+        return Response(_editing_error(exc), status=exc.status)
+    if isinstance(exc, OperationalError | InterfaceError):
+        request = context.get("request")
+        logger.warning("API %s: database unavailable: %s", getattr(request, "path", "?"), exc)
+        note = getattr(context.get("view"), "retry_note", "")
+        return Response(
+            {
+                "detail": f"The database could not be reached; the request was not completed. Send it again{note}.",
+                "code": "unavailable",
+            },
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "2"},
+        )
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = _invalid(response.data)
+        return response
+    detail = response.data.get("detail", "") if isinstance(response.data, dict) else response.data
+    code = exc.get_codes() if isinstance(exc, exceptions.APIException) else None
+    if not isinstance(code, str):
+        code = getattr(exc, "default_code", "error")
+    message = str(detail)
+    if code == "permission_denied" and message.startswith("CSRF Failed"):
+        code = "csrf_failed"
+    response.data = {"detail": message, "code": code}
+    return response
+
+
+# --------------------------------------------------------------------------- the shape, for the OpenAPI schema
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What went wrong, for a person; names the field or limit.")
+    code = serializers.CharField(
+        help_text="What went wrong, for a program: invalid, parse_error, too_large, too_deep, not_authenticated, "
+        "csrf_failed, permission_denied, not_found, conflict, closed, seq_conflict, unknown_page, unavailable, ..."
+    )
+    errors = serializers.JSONField(
+        required=False, help_text="Invalid input: each field's messages, by field name (as the input nests them)."
+    )
+
+
+class ConflictErrorSerializer(ErrorSerializer):
+    server_text = serializers.CharField(required=False, help_text="code conflict: the text another tab saved.")
+    server_version = serializers.IntegerField(required=False, help_text="code conflict: its version.")
+    next_seq = serializers.IntegerField(required=False, help_text="code seq_conflict: renumber from here.")
+
+
+_DESCRIPTIONS = {
+    400: "Invalid input: `detail` says what, `errors` names each field (code `invalid`), or the body is not "
+    "acceptable JSON (`parse_error`, `too_large`, `too_deep`).",
+    403: "Not logged in, CSRF failure, or the role may not do this.",
+    404: "No such object (or not visible to you).",
+    409: "A conflict; `code` says which.",
+    503: "The database could not be reached (code `unavailable`); send it again.",
+}
+
+
+def error_responses(*statuses: int, **descriptions: str) -> dict[int, OpenApiResponse]:
+    """OpenAPI responses for the error statuses of an operation, e.g. `**error_responses(400, 403, 404)`;
+    `descriptions` override the defaults by status (`_404="No such job."`)."""
+    return {
+        code: OpenApiResponse(
+            ConflictErrorSerializer if code == 409 else ErrorSerializer,
+            description=descriptions.get(f"_{code}", _DESCRIPTIONS[code]),
+        )
+        for code in statuses
+    }

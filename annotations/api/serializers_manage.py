@@ -1,4 +1,4 @@
-"""Input and output serializers of the issue-3 API (views_manage.py). They only
+"""Input and output serializers of the management API (views_manage.py). They only
 describe and check shapes; the services do the work."""
 
 from rest_framework import serializers

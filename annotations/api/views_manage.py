@@ -1,20 +1,20 @@
-"""The issue-3 API: projects, items, batches, assignment, progress, users' roles.
+"""The management API: projects, items, batches, assignment, progress, users' roles.
 
-One view per operation; explicit input/output serializers; the services do the work.
+One view per operation; explicit input/output serializers; the services do the work (a service's
+refusal, ServiceError, is a 400 in the API's error shape: editlab/errors.py).
 Permissions (annotations/api/permissions.py): admins everything; researchers read
 everything and change nothing (403); annotators read their own assignments and the
 projects they work in (anything else 404, or 403 for admin-only lists); anonymous 403.
 """
 
 import json
-from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -22,9 +22,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api import serializers_manage as s
-from annotations.api.permissions import HasRole, IsAdminOrResearcher, IsAdminRole
+from annotations.api.permissions import AdminWritesResearcherReads, HasRole, IsAdmin
 from annotations.models import Assignment, Item, Project
-from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER
+from annotations.roles import role_of
 from annotations.selectors import batch_rows, project_progress, visible_projects
 from annotations.services.assignment import WithdrawResult, assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
@@ -32,6 +32,8 @@ from annotations.services.errors import ServiceError
 from annotations.services.items import item_create_bulk
 from annotations.services.projects import project_create, project_update
 from annotations.services.users import annotators_by_name, user_add, user_set_role
+from editlab.api import validated
+from editlab.errors import error_responses
 
 User = get_user_model()
 
@@ -39,31 +41,9 @@ TAG_PROJECTS = ["projects"]
 TAG_ASSIGNMENTS = ["assignments"]
 TAG_USERS = ["users"]
 
-# The error answers, documented so that the schema describes every response (tests/editlab/test_api_schema.py).
-_DETAIL = inline_serializer(name="ManageError", fields={"detail": serializers.CharField()})
-E400 = {
-    400: OpenApiResponse(
-        OpenApiTypes.OBJECT, description="Invalid input: `detail`, or each field's name, carries the messages."
-    )
-}
-E403 = {403: OpenApiResponse(_DETAIL, description="Not logged in, or the role may not do this.")}
-E404 = {404: OpenApiResponse(_DETAIL, description="No such object (or not visible to you).")}
-
-
-@contextmanager
-def service_errors():
-    """A ServiceError becomes a 400 whose message names the field."""
-    try:
-        yield
-    except ServiceError as exc:
-        raise ValidationError({"detail": str(exc)}) from None
-
-
-def validated_input(serializer_class, request: Request) -> dict:
-    """The request's body through its input serializer; invalid -> 400 naming each field."""
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+E400 = error_responses(400)
+E403 = error_responses(403)
+E404 = error_responses(404)
 
 
 def _project_for(request: Request, pk: int) -> Project:
@@ -95,7 +75,7 @@ class ProjectDetailApi(APIView):
 
 
 class ProjectCreateApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -105,15 +85,14 @@ class ProjectCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = _project_fields(request, s.ProjectCreateInputSerializer)
-        with service_errors():
-            project = project_create(**data)
+        project = project_create(**data)
         return Response(
             s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED
         )
 
 
 class ProjectUpdateApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -124,13 +103,12 @@ class ProjectUpdateApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         project = _project_for(request, pk)
         data = _project_fields(request, s.ProjectUpdateInputSerializer)
-        with service_errors():
-            project_update(project=project, **data)
+        project_update(project=project, **data)
         return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
 
 
 def _project_fields(request: Request, serializer_class) -> dict:
-    data = dict(validated_input(serializer_class, request))
+    data = dict(validated(serializer_class, request.data))
     if "instructions_file" in data:
         data["instructions_file"] = json.dumps(data["instructions_file"])
         data["instructions_filename"] = "instructions_file"
@@ -138,7 +116,7 @@ def _project_fields(request: Request, serializer_class) -> dict:
 
 
 class ProjectProgressApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -159,7 +137,7 @@ class ProjectProgressApi(APIView):
     responses={200: s.ItemOutputSerializer, **E403, **E404},
 )
 class ItemListApi(generics.ListAPIView):
-    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
     serializer_class = s.ItemOutputSerializer
 
     def get_queryset(self) -> QuerySet:
@@ -168,7 +146,7 @@ class ItemListApi(generics.ListAPIView):
 
 
 class ItemBulkCreateApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -184,9 +162,8 @@ class ItemBulkCreateApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        data = validated_input(s.ItemBulkCreateInputSerializer, request)
-        with service_errors():
-            result = item_create_bulk(project=project, items=data["items"])
+        data = validated(s.ItemBulkCreateInputSerializer, request.data)
+        result = item_create_bulk(project=project, items=data["items"])
         output = s.ItemBulkCreateOutputSerializer(result)
         return Response(output.data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
@@ -195,7 +172,7 @@ class ItemBulkCreateApi(APIView):
 
 
 class BatchListApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -208,7 +185,7 @@ class BatchListApi(APIView):
 
 
 class BatchMakeApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -218,9 +195,8 @@ class BatchMakeApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        data = validated_input(s.BatchMakeInputSerializer, request)
-        with service_errors():
-            batches = batch_make(project=project, **data)
+        data = validated(s.BatchMakeInputSerializer, request.data)
+        batches = batch_make(project=project, **data)
         output = s.BatchMakeOutputSerializer(
             {"batches": batch_rows(project=project, batches=batches) if batches else []}
         )
@@ -228,7 +204,7 @@ class BatchMakeApi(APIView):
 
 
 class BatchAssignApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_PROJECTS,
@@ -238,22 +214,21 @@ class BatchAssignApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        data = validated_input(s.BatchAssignInputSerializer, request)
-        with service_errors():
-            annotators = annotators_by_name(usernames=data["annotators"])
-            batches = None
-            if data.get("batches"):
-                found = {b.name: b for b in project.batches.filter(name__in=data["batches"])}
-                missing = [name for name in data["batches"] if name not in found]
-                if missing:
-                    raise ServiceError(f"batches: project has no batch {', '.join(missing)}")
-                batches = [found[name] for name in data["batches"]]
-            result = batch_assign(
-                project=project,
-                annotators=annotators,
-                overlap=data.get("overlap", project.overlap),
-                batches=batches,
-            )
+        data = validated(s.BatchAssignInputSerializer, request.data)
+        annotators = annotators_by_name(usernames=data["annotators"])
+        batches = None
+        if data.get("batches"):
+            found = {b.name: b for b in project.batches.filter(name__in=data["batches"])}
+            missing = [name for name in data["batches"] if name not in found]
+            if missing:
+                raise ServiceError(f"batches: project has no batch {', '.join(missing)}")
+            batches = [found[name] for name in data["batches"]]
+        result = batch_assign(
+            project=project,
+            annotators=annotators,
+            overlap=data.get("overlap", project.overlap),
+            batches=batches,
+        )
         return Response(s.BatchAssignOutputSerializer(result).data)
 
 
@@ -336,7 +311,7 @@ def _existing(ids: list[int]) -> tuple[QuerySet, list[int]]:
 
 
 class AssignmentWithdrawApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_ASSIGNMENTS,
@@ -345,15 +320,14 @@ class AssignmentWithdrawApi(APIView):
         responses={200: s.AssignmentMoveOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        data = validated_input(s.AssignmentMoveInputSerializer, request)
+        data = validated(s.AssignmentMoveInputSerializer, request.data)
         queryset, not_found = _existing(data["ids"])
-        with service_errors():
-            result = assignment_withdraw(assignments=queryset, force=data["force"])
+        result = assignment_withdraw(assignments=queryset, force=data["force"])
         return Response(_move_output(result, not_found))
 
 
 class AssignmentReassignApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_ASSIGNMENTS,
@@ -362,22 +336,14 @@ class AssignmentReassignApi(APIView):
         responses={200: s.AssignmentMoveOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        data = validated_input(s.AssignmentReassignInputSerializer, request)
+        data = validated(s.AssignmentReassignInputSerializer, request.data)
         queryset, not_found = _existing(data["ids"])
-        with service_errors():
-            (target,) = annotators_by_name(usernames=[data["to"]])
-            result = assignment_reassign(assignments=queryset, to_annotator=target, force=data["force"])
+        (target,) = annotators_by_name(usernames=[data["to"]])
+        result = assignment_reassign(assignments=queryset, to_annotator=target, force=data["force"])
         return Response(_move_output(result, not_found))
 
 
 # --------------------------------------------------------------------------- users
-
-
-def _role(user) -> str | None:
-    names = {group.name for group in user.groups.all()}
-    if user.is_superuser or (user.is_staff and ADMIN in names):
-        return ADMIN
-    return next((role for role in (ANNOTATOR, RESEARCHER) if role in names), None)
 
 
 def _user_output(user) -> dict:
@@ -385,7 +351,7 @@ def _user_output(user) -> dict:
         {
             "id": user.pk,
             "username": user.username,
-            "role": _role(user),
+            "role": role_of(user),
             "is_active": user.is_active,
             "is_staff": user.is_staff,
             "last_login": user.last_login,
@@ -394,7 +360,7 @@ def _user_output(user) -> dict:
 
 
 class UserListApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_USERS,
@@ -407,7 +373,7 @@ class UserListApi(APIView):
 
 
 class UserAddApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_USERS,
@@ -416,15 +382,14 @@ class UserAddApi(APIView):
         responses={200: s.UserOutputSerializer, 201: s.UserOutputSerializer, **E400, **E403},
     )
     def post(self, request: Request) -> Response:
-        data = validated_input(s.UserAddInputSerializer, request)
-        with service_errors():
-            user, created = user_add(**data)
+        data = validated(s.UserAddInputSerializer, request.data)
+        user, created = user_add(**data)
         user = User.objects.prefetch_related("groups").get(pk=user.pk)
         return Response(_user_output(user), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class UserRoleApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminRole]
+    permission_classes = [IsAuthenticated, IsAdmin]
 
     @extend_schema(
         tags=TAG_USERS,
@@ -434,7 +399,6 @@ class UserRoleApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         user = get_object_or_404(User, pk=pk)
-        data = validated_input(s.UserRoleInputSerializer, request)
-        with service_errors():
-            user_set_role(user=user, role=data["role"])
+        data = validated(s.UserRoleInputSerializer, request.data)
+        user_set_role(user=user, role=data["role"])
         return Response(_user_output(User.objects.prefetch_related("groups").get(pk=pk)))

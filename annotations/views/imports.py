@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -20,7 +19,7 @@ from annotations.importers import FORMATS, ImportDataError, ImportReport, files_
 from annotations.importers.base import InputFile
 from annotations.importers.table import ITEM_TARGETS, STUDY_TARGETS, read_header
 from annotations.models import Project
-from annotations.roles import is_admin
+from annotations.roles import ADMIN, role_required
 
 HEADER_PEEK_BYTES = 1024 * 1024  # enough for any header line; the mapping needs no more
 
@@ -84,11 +83,6 @@ class ImportForm(forms.Form):
         return data
 
 
-def _require_admin(request: HttpRequest) -> None:
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins may import items.")
-
-
 def _mapping(request: HttpRequest) -> dict[str, str]:
     """map_<target> fields of the mapping partial; "" means the admin left it unmapped."""
     return {key.removeprefix("map_"): value for key, value in request.POST.items() if key.startswith("map_")}
@@ -119,8 +113,8 @@ def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@role_required(ADMIN, message="Only admins may import items.")
 def import_page(request: HttpRequest) -> HttpResponse:
-    _require_admin(request)
     report = None
     status = 200
     if request.method == "POST":
@@ -164,7 +158,7 @@ def _run(form: ImportForm, mapping: dict[str, str]) -> ImportReport | None:
 
 @login_required
 @require_POST
+@role_required(ADMIN, message="Only admins may import items.")
 def import_mapping(request: HttpRequest) -> HttpResponse:
     """htmx partial: the column mapping for the chosen table file (empty for other formats)."""
-    _require_admin(request)
     return render(request, "annotations/import_mapping.html", _mapping_context(request, request.POST.get("fmt")))

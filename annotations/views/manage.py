@@ -6,7 +6,6 @@ answers 403); annotators get 403; anonymous users go to the login page.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,34 +13,22 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotations.manage_forms import AssignForm, MakeBatchesForm, MoveForm, ProjectForm
 from annotations.models import Assignment, Project
-from annotations.roles import can_read_all, is_admin
+from annotations.roles import ADMIN, RESEARCHER, is_admin, role_required
 from annotations.selectors import batch_rows, project_progress
 from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
 from annotations.services.errors import ServiceError
 
-
-def _require_reader(request: HttpRequest) -> None:
-    if not can_read_all(request.user):
-        raise PermissionDenied("Only admins and researchers may see this page.")
-
-
-def _require_admin(request: HttpRequest) -> None:
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins may change projects, batches and assignments.")
-
-
-def _project(request: HttpRequest, pk: int) -> Project:
-    """Every project is visible to admins and researchers, and to nobody else here."""
-    _require_reader(request)
-    return get_object_or_404(Project, pk=pk)
+# Every project is visible to admins and researchers, and to nobody else here.
+readers = role_required(ADMIN, RESEARCHER, message="Only admins and researchers may see this page.")
+admins = role_required(ADMIN, message="Only admins may change projects, batches and assignments.")
 
 
 @login_required
 @require_GET
+@readers
 def project_list(request: HttpRequest) -> HttpResponse:
-    _require_reader(request)
     projects = Project.objects.annotate(
         item_count=Count("items", distinct=True),
         batch_count=Count("batches", distinct=True),
@@ -103,23 +90,24 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@admins
 def project_create(request: HttpRequest) -> HttpResponse:
-    _require_admin(request)
     return _project_form_page(request, None)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@admins
 def project_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk)
-    _require_admin(request)
+    project = get_object_or_404(Project, pk=pk)
     return _project_form_page(request, project)
 
 
 @login_required
 @require_GET
+@readers
 def batches_page(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk)
+    project = get_object_or_404(Project, pk=pk)
     return _render_batches(request, project)
 
 
@@ -146,9 +134,9 @@ def _render_batches(
 
 @login_required
 @require_POST
+@admins
 def batches_make(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk)
-    _require_admin(request)
+    project = get_object_or_404(Project, pk=pk)
     form = MakeBatchesForm(request.POST)
     if not form.is_valid():
         return _render_batches(request, project, make_form=form, status=400)
@@ -168,9 +156,9 @@ def batches_make(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@admins
 def batches_assign(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk)
-    _require_admin(request)
+    project = get_object_or_404(Project, pk=pk)
     form = AssignForm(request.POST, project=project)
     if not form.is_valid():
         return _render_batches(request, project, assign_form=form, status=400)
@@ -195,9 +183,9 @@ def batches_assign(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@admins
 def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
-    project = _project(request, pk)
-    _require_admin(request)
+    project = get_object_or_404(Project, pk=pk)
     form = MoveForm(request.POST, project=project)
     if not form.is_valid():
         return _render_batches(request, project, move_form=form, status=400)
@@ -229,9 +217,10 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_GET
+@readers
 def progress_page(request: HttpRequest, pk: int) -> HttpResponse:
     """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
-    project = _project(request, pk)
+    project = get_object_or_404(Project, pk=pk)
     context = {"progress": project_progress(project=project), "project": project}
     if request.htmx:
         return render(request, "annotations/manage_progress_tables.html", context)

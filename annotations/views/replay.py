@@ -5,7 +5,7 @@ edits (the log is the study's instrument, not their view); anonymous users go to
 """
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -13,7 +13,7 @@ from annotations.editing.event_store import stored_log
 from annotations.effort import LogEvent
 from annotations.models import PostEdit
 from annotations.replay import iter_replay, replay
-from annotations.roles import can_read_all
+from annotations.roles import ADMIN, RESEARCHER, role_required
 
 
 def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int | None]:
@@ -42,9 +42,8 @@ def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int
 
 @login_required
 @require_GET
+@role_required(ADMIN, RESEARCHER, hidden=True)  # annotators: not even their own log
 def post_edit_replay(request: HttpRequest, pk: int) -> HttpResponse:
-    if not can_read_all(request.user):
-        raise Http404("No such page.")
     post_edit = get_object_or_404(
         PostEdit.objects.select_related("assignment__item__project", "assignment__annotator"), pk=pk
     )

@@ -128,7 +128,3 @@ class AnalysisOutputSerializer(serializers.Serializer):
     matrix = MatrixOutputSerializer()
     effort_model = EffortModelOutputSerializer(allow_null=True)
     messages = serializers.ListField(child=serializers.CharField())
-
-
-class AnalysisErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()

@@ -77,7 +77,3 @@ class MetricJobOutputSerializer(serializers.Serializer):
 
 class ExportInputSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=sorted(FORMATS), default="csv")
-
-
-class MetricsErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()

@@ -5,14 +5,16 @@ authentication. The same service (metrics.reports) serves the report page and th
 command, so the three agree.
 """
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotations.api.permissions import IsAdminOrResearcher
+from annotations.api.permissions import AdminWritesResearcherReads
+from editlab.api import validated
+from editlab.errors import error_responses
 from metrics.analysis import Settings
 from metrics.api import serializers_analysis as s
 from metrics.reports import SelectionError, report_build, selection_build
@@ -20,7 +22,7 @@ from metrics.selectors import project_get
 
 
 class ProjectAnalysisApi(APIView):
-    permission_classes = [IsAuthenticated, IsAdminOrResearcher]
+    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
 
     @extend_schema(
         tags=["analysis"],
@@ -35,18 +37,20 @@ class ProjectAnalysisApi(APIView):
         parameters=[s.AnalysisQuerySerializer],
         responses={
             200: s.AnalysisOutputSerializer,
-            400: OpenApiResponse(s.AnalysisErrorSerializer, description="A bad parameter; the message names it."),
-            403: OpenApiResponse(s.AnalysisErrorSerializer, description="Not logged in, or not a researcher/admin."),
-            404: OpenApiResponse(s.AnalysisErrorSerializer, description="No such project."),
+            **error_responses(
+                400,
+                403,
+                404,
+                _403="Not logged in, or not a researcher/admin.",
+                _404="No such project.",
+            ),
         },
     )
     def get(self, request: Request, pk: int) -> Response:
         project = project_get(project_id=pk)
         if project is None:
             raise NotFound("No such project.")
-        query = s.AnalysisQuerySerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
+        params = validated(s.AnalysisQuerySerializer, request.query_params)
         try:
             selection = selection_build(
                 project=project,

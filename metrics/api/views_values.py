@@ -9,18 +9,20 @@ from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotations.api.permissions import AdminOrResearcher
 from annotations.models import Project
-from annotations.roles import can_read_all
+from editlab.api import validated
+from editlab.errors import error_responses
 from metrics.api import serializers_values as s
 from metrics.exports import FORMATS, export_filename, export_spec, export_stream, get_format
 from metrics.jobs import metric_job_create, metric_job_retry
@@ -28,24 +30,12 @@ from metrics.models import MetricJob, MetricValue
 from metrics.services import ComputeError
 
 TAGS = ["metric values"]
-ERRORS = {
-    400: OpenApiResponse(
-        OpenApiTypes.OBJECT, description="Bad request; `detail`, or each field's name, carries the messages."
-    ),
-    403: OpenApiResponse(s.MetricsErrorSerializer, description="Not logged in, or not a researcher or admin."),
-}
-NOT_FOUND = {404: OpenApiResponse(s.MetricsErrorSerializer, description="No such project or job.")}
-
-
-class IsResearcherOrAdmin(BasePermission):
-    message = "Only researchers and admins may use the metric-values API."
-
-    def has_permission(self, request, view) -> bool:
-        return can_read_all(request.user)
+ERRORS = error_responses(400, 403, _403="Not logged in, or not a researcher or admin.")
+NOT_FOUND = error_responses(404, _404="No such project or job.")
 
 
 class ValuesApiView(APIView):
-    permission_classes = [IsAuthenticated, IsResearcherOrAdmin]
+    permission_classes = [IsAuthenticated, AdminOrResearcher]
 
 
 class ValuesPagination(PageNumberPagination):
@@ -86,10 +76,9 @@ class MetricValueListApi(ValuesApiView):
         responses={200: s.MetricValuePageOutputSerializer, **ERRORS, **NOT_FOUND},  # 404: a page beyond the last
     )
     def get(self, request: Request) -> Response:
-        filters = s.MetricValueFilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
+        filters = validated(s.MetricValueFilterSerializer, request.query_params)
         paginator = ValuesPagination()
-        page = paginator.paginate_queryset(_values(filters.validated_data), request, view=self)
+        page = paginator.paginate_queryset(_values(filters), request, view=self)
         return paginator.get_paginated_response(s.MetricValueOutputSerializer(page, many=True).data)
 
 
@@ -104,14 +93,13 @@ class MetricJobCreateApi(ValuesApiView):
     )
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
-        data = s.MetricJobInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(s.MetricJobInputSerializer, request.data)
         try:
             job = metric_job_create(
                 project=project,
                 user=request.user,
-                metrics=data.validated_data["metrics"] or None,
-                variants=data.validated_data["variants"],
+                metrics=data["metrics"] or None,
+                variants=data["variants"],
             )
         except ComputeError as exc:
             raise ValidationError({"detail": str(exc)}) from None
@@ -169,9 +157,7 @@ class ProjectExportApi(ValuesApiView):
     )
     def get(self, request: Request, pk: int):
         project = get_object_or_404(Project, pk=pk)
-        data = s.ExportInputSerializer(data=request.query_params)
-        data.is_valid(raise_exception=True)
-        fmt = data.validated_data["format"]
+        fmt = validated(s.ExportInputSerializer, request.query_params)["format"]
         response = StreamingHttpResponse(
             export_stream(export_spec(project=project), fmt), content_type=get_format(fmt).content_type
         )

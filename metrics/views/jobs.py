@@ -8,13 +8,12 @@ jobs here.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotations.models import Project
-from annotations.roles import can_read_all
+from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import text as engine
 from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format
 from metrics.jobs import metric_job_create, metric_job_retry
@@ -25,18 +24,13 @@ from metrics.services import ComputeError, metric_coverage
 RECENT_JOBS = 10
 
 
-def _require_researcher(request: HttpRequest) -> None:
-    if not can_read_all(request.user):
-        raise PermissionDenied("Only researchers and admins may see metric values and compute them.")
+readers = role_required(
+    ADMIN, RESEARCHER, message="Only researchers and admins may see metric values and compute them."
+)
 
 
-def _project(request: HttpRequest, project_id: int) -> Project:
-    _require_researcher(request)
-    return get_object_or_404(Project, pk=project_id)
-
-
-def _job(request: HttpRequest, project_id: int, job_id: int) -> MetricJob:
-    project = _project(request, project_id)
+def _job(project_id: int, job_id: int) -> MetricJob:
+    project = get_object_or_404(Project, pk=project_id)
     return get_object_or_404(MetricJob.objects.select_related("project", "created_by"), pk=job_id, project=project)
 
 
@@ -56,15 +50,16 @@ def _metric_choices() -> list[dict]:
 
 @login_required
 @require_GET
+@readers
 def project_list(request: HttpRequest) -> HttpResponse:
-    _require_researcher(request)
     return render(request, "metrics/projects.html", {"projects": projects_with_submitted()})
 
 
 @login_required
 @require_GET
+@readers
 def project_metrics(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _project(request, project_id)
+    project = get_object_or_404(Project, pk=project_id)
     post_edits, coverage = metric_coverage(project=project)
     rows = [
         {"metric": name, "cells": [coverage[(name, variant)] for variant in VARIANTS]}
@@ -87,8 +82,9 @@ def project_metrics(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@readers
 def compute(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _project(request, project_id)
+    project = get_object_or_404(Project, pk=project_id)
     metrics = request.POST.getlist("metrics")
     variants = request.POST.getlist("variants") or list(VARIANTS)
     try:
@@ -102,8 +98,9 @@ def compute(request: HttpRequest, project_id: int) -> HttpResponse:
 
 @login_required
 @require_GET
+@readers
 def job_page(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
-    job = _job(request, project_id, job_id)
+    job = _job(project_id, job_id)
     context = {"project": job.project, "job": job}
     if request.htmx:
         return render(request, "metrics/partials/job_progress.html", context)
@@ -112,8 +109,9 @@ def job_page(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse
 
 @login_required
 @require_POST
+@readers
 def job_retry(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
-    job = _job(request, project_id, job_id)
+    job = _job(project_id, job_id)
     try:
         metric_job_retry(job=job)
     except ComputeError as exc:
@@ -123,8 +121,9 @@ def job_retry(request: HttpRequest, project_id: int, job_id: int) -> HttpRespons
 
 @login_required
 @require_GET
+@readers
 def export_download(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _project(request, project_id)
+    project = get_object_or_404(Project, pk=project_id)
     fmt = request.GET.get("format", "csv")
     try:
         export_format = get_format(fmt)

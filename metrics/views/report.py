@@ -15,14 +15,13 @@ from urllib.parse import urlencode
 
 import numpy as np
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotations.models import Project
-from annotations.roles import can_read_all
+from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import plots
 from metrics.analysis import correlate, correlation_matrix, fit_line, format_p, summary_rows
 from metrics.exports import neutralise_formula
@@ -41,7 +40,6 @@ from metrics.selectors import (
     annotator_names,
     effort_points,
     metric_matrix_rows,
-    project_get,
     projects_with_submitted,
     scatter_points,
     task_types,
@@ -52,13 +50,7 @@ NUMBER_FORMATS = ("csv", "json")
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
 
-def _project(request: HttpRequest, project_id: int) -> Project:
-    if not can_read_all(request.user):
-        raise PermissionDenied("Only researchers and admins may read analysis reports.")
-    project = project_get(project_id=project_id)
-    if project is None:
-        raise Http404("No such project.")
-    return project
+readers = role_required(ADMIN, RESEARCHER, message="Only researchers and admins may read analysis reports.")
 
 
 def _safe_name(text: str) -> str:
@@ -71,16 +63,16 @@ def _query(selection: Selection, **extra: str) -> str:
 
 @login_required
 @require_GET
+@readers
 def report_projects(request: HttpRequest) -> HttpResponse:
-    if not can_read_all(request.user):
-        raise PermissionDenied("Only researchers and admins may read analysis reports.")
     return render(request, "metrics/report_projects.html", {"projects": projects_with_submitted()})
 
 
 @login_required
 @require_GET
+@readers
 def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _project(request, project_id)
+    project = get_object_or_404(Project, pk=project_id)
     context = {
         "project": project,
         "targets": list(TARGETS),
@@ -185,8 +177,9 @@ def _json_response(data, filename: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@readers
 def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
-    project = _project(request, project_id)
+    project = get_object_or_404(Project, pk=project_id)
     if fmt not in NUMBER_FORMATS:
         raise Http404(f"unknown format {fmt!r}")
     selection = _selection_or_400(request, project)
@@ -201,8 +194,9 @@ def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse
 
 @login_required
 @require_GET
+@readers
 def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> HttpResponse:
-    project = _project(request, project_id)
+    project = get_object_or_404(Project, pk=project_id)
     if kind not in PLOT_KINDS or fmt not in (*plots.FORMATS, *NUMBER_FORMATS):
         raise Http404(f"no plot {kind}.{fmt}")
     selection = _selection_or_400(request, project)

@@ -42,10 +42,14 @@ def test_project_errors_name_the_field(api_admin):
     ProjectFactory(name="taken")
     response = api_admin.post(reverse("api-project-create"), {"name": "taken"}, format="json")
     assert response.status_code == 400
-    assert response.json() == {"detail": "name: a project called 'taken' already exists"}
+    assert response.json() == {
+        "detail": "name: a project called 'taken' already exists",
+        "code": "invalid",
+        "errors": {"name": ["a project called 'taken' already exists"]},
+    }
     response = api_admin.post(reverse("api-project-create"), {"name": "x", "overlap": 0}, format="json")
     assert response.status_code == 400
-    assert "overlap" in response.json()
+    assert "overlap" in response.json()["errors"]
 
 
 def test_guidelines_html_is_sanitized(api_admin):
@@ -93,7 +97,11 @@ def test_bulk_item_create_is_atomic_and_idempotent(api_admin):
 
     missing = api_admin.post(url, {"items": [{"external_id": "d"}]}, format="json")
     assert missing.status_code == 400
-    assert missing.json() == {"items": {"0": {"model_output": ["This field is required."]}}}
+    assert missing.json() == {
+        "detail": "items[0].model_output: This field is required.",
+        "code": "invalid",
+        "errors": {"items": {"0": {"model_output": ["This field is required."]}}},
+    }
 
 
 def test_items_list_is_paginated_in_import_order(api_admin):
@@ -137,7 +145,11 @@ def test_make_batches_then_assign_with_overlap(api_admin, annotator, other_annot
     unknown = api_admin.post(
         reverse("api-batches-assign", args=[project.pk]), {"annotators": ["anna", "zed"], "overlap": 1}, format="json"
     )
-    assert unknown.json() == {"detail": "annotators: no such user: zed"}
+    assert unknown.json() == {
+        "detail": "annotators: no such user: zed",
+        "code": "invalid",
+        "errors": {"annotators": ["no such user: zed"]},
+    }
 
 
 def test_annotator_queue_holds_only_their_assignments_in_batch_order(api_annotator, annotator, other_annotator):
@@ -153,7 +165,7 @@ def test_annotator_queue_holds_only_their_assignments_in_batch_order(api_annotat
     pending = api_annotator.get(reverse("api-assignments"), {"status": "submitted"}).json()
     assert pending["count"] == 0
     bad = api_annotator.get(reverse("api-assignments"), {"status": "nope"})
-    assert bad.status_code == 400 and "status" in bad.json()
+    assert bad.status_code == 400 and "status" in bad.json()["errors"]
 
 
 def test_withdraw_and_reassign_through_the_api(api_admin, annotator, other_annotator):
@@ -202,7 +214,7 @@ def test_users_and_roles(api_admin, annotator):
     promoted = api_admin.post(reverse("api-user-role", args=[annotator.pk]), {"role": "admin"}, format="json")
     assert promoted.json()["role"] == "admin" and promoted.json()["is_staff"] is True
     bad = api_admin.post(reverse("api-user-role", args=[annotator.pk]), {"role": "king"}, format="json")
-    assert bad.status_code == 400 and "role" in bad.json()
+    assert bad.status_code == 400 and "role" in bad.json()["errors"]
 
 
 def test_token_authentication_works(annotator):
@@ -213,7 +225,7 @@ def test_token_authentication_works(annotator):
     assert client.get(reverse("api-assignments")).status_code == 200
 
 
-def test_every_issue3_endpoint_is_in_the_openapi_schema(admin_client):
+def test_every_management_endpoint_is_in_the_openapi_schema(admin_client):
     schema = admin_client.get(reverse("api-schema"), HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     paths = schema["paths"]
     for path, method in [

@@ -101,11 +101,12 @@ def test_an_old_tab_recovers_by_itself_after_logging_in_elsewhere(context, site,
             const config = JSON.parse(document.getElementById('editor-config').textContent);
             const r = await fetch(config.urls.events, {method: 'POST', body: '{}',
                 headers: {'Content-Type': 'application/json', 'X-CSRFToken': token}});
-            return [r.status, (await r.json()).error];
+            const answer = await r.json();
+            return [r.status, answer.detail, answer.code];
         }""",
         page_token,
     )
-    assert refused[0] == 403 and refused[1].startswith("CSRF Failed")
+    assert refused[0] == 403 and refused[1].startswith("CSRF Failed") and refused[2] == "csrf_failed"
 
     page.keyboard.type(" four")
     submit_with_keys(page)

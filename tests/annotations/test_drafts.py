@@ -45,7 +45,7 @@ def test_two_tabs_the_second_writer_gets_both_texts_and_nothing_is_lost(annotato
     conflict = save(annotator_client, post_edit, tab_two, "Tab two's text.", 0)
     assert conflict.status_code == 409
     assert conflict.json() == {
-        "error": "conflict",
+        "detail": "conflict",
         "code": "conflict",
         "server_text": "Tab one's text.",
         "server_version": 1,
@@ -86,8 +86,14 @@ def test_a_draft_of_a_submitted_post_edit_is_refused(annotator, annotator_client
         ({"page_id": "PAGE", "text": "x", "version": -1}, "version: Ensure this value is greater than or equal to 0."),
         ({"page_id": "PAGE", "text": 5, "version": 0}, "text: Not a valid string."),
         ({"page_id": "PAGE", "text": ["x"], "version": 0}, "text: Not a valid string."),
-        ({"page_id": "PAGE", "text": "a\x00b", "version": 0}, "text: Null characters are not allowed."),
-        ({"page_id": "PAGE", "text": "a\ud83d", "version": 0}, "text: Surrogate characters are not allowed: U+D83D."),
+        (
+            {"page_id": "PAGE", "text": "a\x00b", "version": 0},
+            "JSON parse error - the body: the text holds a NUL character (\\u0000), which cannot be stored at text",
+        ),
+        (
+            {"page_id": "PAGE", "text": "a\ud83d", "version": 0},
+            "JSON parse error - the body: the text holds a lone UTF-16 surrogate (\\ud83d), which is not a character at text",
+        ),
     ],
 )
 def test_it_rejects_malformed_drafts(annotator, annotator_client, payload, message):
@@ -96,7 +102,7 @@ def test_it_rejects_malformed_drafts(annotator, annotator_client, payload, messa
         payload["page_id"] = str(visit.page_id)
     response = post_json(annotator_client, url("draft", post_edit), payload)
     assert response.status_code == 400
-    assert response.json()["error"] == message
+    assert response.json()["detail"] == message
     post_edit.refresh_from_db()
     assert (post_edit.draft_text, post_edit.version) == (ORIGINAL, 0)
 

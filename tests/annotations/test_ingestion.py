@@ -78,7 +78,7 @@ def test_it_enforces_csrf(annotator):
     post_edit, visit = open_item(annotator)
     response = send(client, post_edit, visit, edit_log()[:3])
     assert response.status_code == 403
-    assert "CSRF" in response.json()["error"]
+    assert "CSRF" in response.json()["detail"]
     assert not EditEvent.objects.exists()
 
 
@@ -103,8 +103,6 @@ MALFORMED = [
     ("mods out of range", lambda e: e[3].update(mods=16), "event 3 (seq 3) field 'mods' must be an integer 0..15"),
     ("rep not a bool", lambda e: e[3].update(rep=1), "event 3 (seq 3) field 'rep' must be true or false"),
     ("data not a string", lambda e: e[5].update(data=5), "event 5 (seq 5) field 'data' must be a string"),
-    ("NUL in data", lambda e: e[5].update(data="i\x00"), "event 5 (seq 5) field 'data' contains a NUL character"),
-    ("lone surrogate", lambda e: e[5].update(data="\ud83d"), "event 5 (seq 5) field 'data' contains an unpaired"),
     ("key too long", lambda e: e[3].update(key="k" * 65), "event 3 (seq 3) field 'key' is longer than 64"),
     ("bad visibility", lambda e: e.append({"seq": 11, "t": 3000, "k": "visibility", "state": "gone"}), "event 11 (seq 11) field 'state'"),
     ("unknown field", lambda e: e[3].update(shift=True), "event 3 (seq 3) has unknown field 'shift'"),
@@ -124,7 +122,28 @@ def test_it_rejects_a_malformed_batch_and_stores_none_of_it(annotator, annotator
     spoil(events)
     response = send(annotator_client, post_edit, visit, events)
     assert response.status_code == 400
-    assert response.json()["error"].startswith(f"events: {message}"), response.json()
+    assert response.json()["detail"].startswith(f"events: {message}"), response.json()
+    assert not EditEvent.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ("i\x00", "the text holds a NUL character (\\u0000), which cannot be stored"),
+        ("\ud83d", "the text holds a lone UTF-16 surrogate (\\ud83d), which is not a character"),
+    ],
+)
+def test_it_rejects_text_no_database_can_store_before_reading_the_batch(annotator, annotator_client, data, problem):
+    # Refused by the JSON parser itself (editlab.safe_json), for every endpoint alike: the path names the field.
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    events[5]["data"] = data
+    response = send(annotator_client, post_edit, visit, events)
+    assert response.status_code == 400
+    assert response.json() == {
+        "detail": f"JSON parse error - the body: {problem} at events[5].data",
+        "code": "parse_error",
+    }
     assert not EditEvent.objects.exists()
 
 
@@ -145,17 +164,17 @@ def test_it_rejects_malformed_bodies(annotator, annotator_client, body, message)
         body = body % visit.page_id
     response = annotator_client.post(url("events", post_edit), data=body, content_type="application/json")
     assert response.status_code == 400
-    assert message in response.json()["error"]
+    assert message in response.json()["detail"]
 
 
 def test_it_rejects_a_form_post_without_valid_json(annotator, annotator_client):
     post_edit, _ = open_item(annotator)
     missing = annotator_client.post(url("events", post_edit), {"other": "x"})
     assert missing.status_code == 400
-    assert missing.json() == {"error": "a form post must carry the JSON in the field 'payload'", "code": "parse_error"}
+    assert missing.json() == {"detail": "a form post must carry the JSON in the field 'payload'", "code": "parse_error"}
     broken = annotator_client.post(url("events", post_edit), {"payload": "{nope"})
     assert broken.status_code == 400
-    assert broken.json()["error"].startswith("payload is not valid JSON")
+    assert broken.json()["detail"].startswith("payload is not valid JSON")
 
 
 def test_it_rejects_more_events_than_configured(annotator, annotator_client, settings):
@@ -163,7 +182,7 @@ def test_it_rejects_more_events_than_configured(annotator, annotator_client, set
     post_edit, visit = open_item(annotator)
     response = send(annotator_client, post_edit, visit, edit_log())
     assert response.status_code == 400
-    assert response.json()["error"] == (
+    assert response.json()["detail"] == (
         "events: 11 events in one batch; at most 10 (EDITLAB_EVENTS_MAX_PER_BATCH) are accepted"
     )
     assert not EditEvent.objects.exists()
@@ -176,7 +195,7 @@ def test_it_rejects_more_bytes_than_configured(annotator, annotator_client, sett
     events[5]["data"] = "i" * 2000
     response = send(annotator_client, post_edit, visit, events)
     assert response.status_code == 400
-    assert "(EDITLAB_EVENTS_MAX_BYTES)" in response.json()["error"]
+    assert "(EDITLAB_EVENTS_MAX_BYTES)" in response.json()["detail"]
     assert not EditEvent.objects.exists()
 
 
@@ -187,7 +206,7 @@ def test_it_rejects_an_unknown_page_id(annotator, annotator_client):
         payload = {"page_id": str(page_id), "events": edit_log()}
         response = post_json(annotator_client, url("events", post_edit), payload)
         assert response.status_code == 400
-        assert response.json()["error"] == f"page_id {page_id} is not a page load of post-edit {post_edit.pk}"
+        assert response.json()["detail"] == f"page_id {page_id} is not a page load of post-edit {post_edit.pk}"
     assert not EditEvent.objects.exists()
 
 
@@ -220,7 +239,7 @@ def test_events_for_a_submitted_post_edit_are_refused_but_retries_are_acknowledg
     late = send(annotator_client, post_edit, visit, [{"seq": 11, "t": 5000, "k": "blur"}])
     assert late.status_code == 409
     assert late.json()["code"] == "closed"
-    assert "already submitted" in late.json()["error"]
+    assert "already submitted" in late.json()["detail"]
     assert EditEvent.objects.filter(post_edit=post_edit).count() == 11
 
 
@@ -239,7 +258,7 @@ def test_researchers_and_admins_cannot_write(annotator, reader, request):
     response = send(request.getfixturevalue(reader), post_edit, visit, edit_log())
     assert response.status_code == 403
     assert response.json() == {
-        "error": "Researchers and admins cannot write post-edits; only their annotator can.",
+        "detail": "Researchers and admins cannot write post-edits; only their annotator can.",
         "code": "permission_denied",
     }
     assert not EditEvent.objects.exists()
@@ -250,7 +269,7 @@ def test_anonymous_is_refused(annotator, client):
     response = send(client, post_edit, visit, edit_log())
     assert response.status_code == 403
     # The code lets the browser logger tell an expired session from other refusals without parsing words.
-    assert response.json() == {"error": "Authentication credentials were not provided.", "code": "not_authenticated"}
+    assert response.json() == {"detail": "Authentication credentials were not provided.", "code": "not_authenticated"}
     assert not EditEvent.objects.exists()
 
 

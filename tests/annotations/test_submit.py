@@ -249,9 +249,13 @@ def test_skip_needs_a_reason(annotator, annotator_client):
     for reason in ("", "   "):
         response = skip(annotator_client, post_edit, visit, reason)
         assert response.status_code == 400
-        assert response.json()["error"] == "reason: say why you skip this item"
+        assert response.json()["detail"] == "reason: say why you skip this item"
     missing = post_json(annotator_client, url("skip", post_edit), {"page_id": str(visit.page_id)})
-    assert missing.json() == {"error": "reason: This field is required."}
+    assert missing.json() == {
+        "detail": "reason: This field is required.",
+        "code": "invalid",
+        "errors": {"reason": ["This field is required."]},
+    }
     assert Assignment.objects.get(pk=post_edit.assignment_id).status == Assignment.IN_PROGRESS
 
 

@@ -65,7 +65,7 @@ def test_a_batch_cut_by_the_database_is_a_503_stores_nothing_and_its_retry_store
 
     assert cut.status_code == 503
     assert cut["Retry-After"] == "2"
-    assert cut.json()["code"] == "unavailable" and "Send it again" in cut.json()["error"]
+    assert cut.json()["code"] == "unavailable" and "Send it again" in cut.json()["detail"]
     assert list(EditEvent.objects.filter(post_edit=post_edit).values_list("seq", flat=True)) == [0, 1, 2, 3]
     assert PostEdit.objects.get(pk=post_edit.pk).event_gaps == []
 
@@ -203,7 +203,7 @@ def test_an_expired_session_is_a_403_the_logger_keeps_and_after_a_new_login_ever
     ):
         refused = post(name, payload)
         assert refused.status_code == 403, name
-        assert refused["Content-Type"] == "application/json" and "error" in refused.json()
+        assert refused["Content-Type"] == "application/json" and "detail" in refused.json()
     assert EditEvent.objects.filter(post_edit=post_edit).count() == 5
 
     # The annotator logs in again: a new session and a new CSRF token (Django rotates it at login).

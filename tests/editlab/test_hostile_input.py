@@ -480,7 +480,8 @@ def test_a_request_body_over_the_limit_is_a_clear_400_and_stores_nothing(admin_c
         content_type="application/json",
     )
     assert api.status_code == 400
-    assert "DATA_UPLOAD_MAX_MEMORY_SIZE" in api.json()["error"] and "20,000 bytes" in api.json()["detail"]
+    assert api.json()["code"] == "too_large"
+    assert "DATA_UPLOAD_MAX_MEMORY_SIZE" in api.json()["detail"] and "20,000 bytes" in api.json()["detail"]
     page = admin_client.post(reverse("manage-project-create"), {"name": "n", "guidelines": "g" * 30_000})
     assert page.status_code == 400
     assert "20,000 bytes (DATA_UPLOAD_MAX_MEMORY_SIZE)" in page.content.decode()
@@ -513,7 +514,7 @@ def test_too_many_items_in_one_request_is_a_clear_400(admin_client, settings):
 def test_numbers_beyond_their_column_are_a_400_not_a_500(admin_client, name, payload, field):
     response = admin_client.post(reverse(name), data=json.dumps(payload), content_type="application/json")
     assert response.status_code == 400
-    assert field in response.json()
+    assert field in response.json()["errors"]
     assert not Project.objects.filter(name="Huge").exists()
 
 
@@ -525,7 +526,7 @@ def test_numbers_beyond_their_column_in_forms_and_queries_are_a_400(admin_client
     assert form.status_code == 200  # the form again, with the error beside the field
     assert "less than or equal to 32767" in form.content.decode()
     query = admin_client.get(reverse("api-assignments") + f"?project={10**20}")
-    assert query.status_code == 400 and "project" in query.json()
+    assert query.status_code == 400 and "project" in query.json()["errors"]
     assert not Project.objects.filter(name="Huge").exists()
 
 

@@ -147,7 +147,7 @@ ROUTES: dict[str, Route] = {
             "skip": lambda w: {"reason": "The source is garbled."},
         }.items()
     },
-    # ---- the issue-3 API
+    # ---- the management API
     "api-projects": Route(get=by_role(403, 200, 200, 200, 200), post=by_role(403, 405, 405, 405, 405)),
     "api-project-create": Route(
         get=api_no_method(API_ADMINS),

@@ -102,12 +102,12 @@ def test_protocol_parameters_are_used(researcher, study):
 def test_bad_parameters_answer_400_naming_them(researcher, study):
     client = token_client(researcher)
     response = client.get(url(study[0], target="minutes"))
-    assert response.status_code == 400 and "target" in response.json()
+    assert response.status_code == 400 and "target" in response.json()["errors"]
     response = client.get(url(study[0], annotators="anna,zed"))
     assert response.status_code == 400
     assert response.json()["detail"] == "annotator 'zed' has no submitted post-edit in project 'study'"
     response = client.get(url(study[0], cv_repeats=0))
-    assert response.status_code == 400 and "cv_repeats" in response.json()
+    assert response.status_code == 400 and "cv_repeats" in response.json()["errors"]
     assert client.get(reverse("api-project-analysis", kwargs={"pk": 999999}) + "?target=keystrokes").status_code == 404
 
 

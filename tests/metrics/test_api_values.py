@@ -89,7 +89,10 @@ def test_a_token_authenticates(project, researcher):
     assert response.status_code == 200 and response.json()["count"] == 4
     client.credentials(HTTP_AUTHORIZATION="Token wrong")
     refused = client.get(reverse("api-metric-values"))
-    assert refused.status_code in (401, 403) and refused.json() == {"detail": "Invalid token."}
+    assert refused.status_code in (401, 403) and refused.json() == {
+        "detail": "Invalid token.",
+        "code": "authentication_failed",
+    }
 
 
 def test_values_are_filtered_and_paginated(project, researcher):
@@ -117,8 +120,12 @@ def test_bad_filters_are_named(researcher):
     response = api_client(researcher).get(reverse("api-metric-values"), {"variant": "both", "project": "x"})
     assert response.status_code == 400
     assert response.json() == {
-        "project": ["A valid integer is required."],
-        "variant": ["unknown variant 'both': choose one of plain, with_references"],
+        "detail": "project: A valid integer is required.",
+        "code": "invalid",
+        "errors": {
+            "project": ["A valid integer is required."],
+            "variant": ["unknown variant 'both': choose one of plain, with_references"],
+        },
     }
 
 
@@ -186,7 +193,7 @@ def test_the_export_streams_in_the_asked_format(project, researcher):
     ]
     assert rows[0]["levenshtein__with_references"] == 1.0
     bad = client.get(url, {"format": "xls"})
-    assert bad.status_code == 400 and bad.json() == {"format": ['"xls" is not a valid choice.']}
+    assert bad.status_code == 400 and bad.json()["errors"] == {"format": ['"xls" is not a valid choice.']}
 
 
 def test_the_endpoints_are_in_the_openapi_schema(researcher):

@@ -1,4 +1,4 @@
-"""The permission matrix of every page and API endpoint of issue 3 (admin side):
+"""The permission matrix of the management pages and API (projects, batches, assignment, progress, users):
 anonymous, annotator A (anna), annotator B (bob), researcher, admin.
 
 Pages: anonymous -> login redirect; annotators -> 403; researchers read (200) but
