@@ -11,6 +11,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
@@ -272,6 +273,12 @@ class Assignment(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status in (self.PENDING, self.IN_PROGRESS)
+
+
+def original_text_of_post_edit() -> Coalesce:
+    """In a PostEdit query: the text the edit started from (its condition's output, or "" for
+    an empty editor), else the item's model output. Metrics, exports and analysis read this."""
+    return Coalesce(F("original_text"), F("assignment__item__model_output"))
 
 
 class PostEditQuerySet(QuerySet):

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.db.models import F
 
-from annotations.models import EFFORT_FIELDS, Project
+from annotations.models import EFFORT_FIELDS, Project, original_text_of_post_edit
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
@@ -106,7 +106,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
     fields = {
         "external_id": F("assignment__item__external_id"),
         "annotator": F("assignment__annotator__username"),
-        "original": F("assignment__item__model_output"),
+        "original": original_text_of_post_edit(),
         "edited": F("text"),
         "source": F("assignment__item__source"),
         "task_type": F("assignment__item__task_type"),

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count, F, Q, QuerySet
 
-from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project
+from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, original_text_of_post_edit
 from metrics.models import MetricValue
 
 # Analysis target -> the PostEdit effort field it reads.
@@ -43,7 +43,7 @@ _BASE_VALUES = {
     "external_id": F("assignment__item__external_id"),
     "annotator": F("assignment__annotator__username"),
     "task_type": F("assignment__item__task_type"),
-    "original": F("assignment__item__model_output"),
+    "original": original_text_of_post_edit(),
     "edited": F("text"),
 }
 
