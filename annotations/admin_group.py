@@ -9,7 +9,7 @@ from django.db.models.signals import post_migrate
 
 from annotations.roles import ADMIN
 
-ADMIN_APPS = ("annotations", "metrics", "auth", "authtoken", "django_tasks_database")
+ADMIN_APPS = ("annotations", "metrics", "auth", "authtoken", "django_tasks_database", "logins")
 
 
 def grant_admin_group_permissions(*, using: str = "default", **kwargs) -> None:

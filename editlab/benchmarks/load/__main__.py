@@ -44,7 +44,6 @@ def _setup_django(database_url: str, env: dict[str, str]) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    call_command("createcachetable", verbosity=0)
 
 
 def main(argv: list[str] | None = None) -> int:
