@@ -18,7 +18,7 @@ from annotations.design import Condition, DesignError, parse_conditions, parse_s
 from annotations.roles import can_read_all
 
 # The published, versioned effort definition (README: "Effort definition").
-DEFINITION_VERSION = "1"
+DEFINITION_VERSION = "2"
 
 EFFORT_COUNT_FIELDS = (
     "letters",
@@ -338,8 +338,13 @@ class PostEdit(models.Model):
     pauses_1000_ms = models.BigIntegerField(null=True, blank=True)
     pauses_2000_count = models.IntegerField(null=True, blank=True)
     pauses_2000_ms = models.BigIntegerField(null=True, blank=True)
+    uncorroborated_keys = models.IntegerField(
+        null=True, blank=True, help_text="Typed keys no text change corroborates (definition 2); counted in no class."
+    )
 
-    flags = models.JSONField(default=list, blank=True, help_text="e.g. wall_clipped, replay_mismatch, event_gap.")
+    flags = models.JSONField(
+        default=list, blank=True, help_text="e.g. wall_clipped, keys_uncorroborated, replay_mismatch, event_gap."
+    )
     replay_ok = models.BooleanField(null=True, blank=True)
     replay_divergence = models.JSONField(null=True, blank=True, help_text="Where replay left the submitted text.")
     event_gaps = models.JSONField(default=list, blank=True, help_text="Missing sequence ranges [first, last].")
@@ -375,6 +380,10 @@ class Visit(models.Model):
     started_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # The top seq stored for this page load and its client time: a later batch of the same page load
+    # may not go back in time (checked and updated under the post-edit's lock, annotations/editing/).
+    last_seq = models.IntegerField(null=True, blank=True)
+    last_t_ms = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["post_edit", "started_at"]

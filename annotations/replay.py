@@ -22,10 +22,13 @@ Rules (the README's contract, "The editor's ingestion API"; events by their wire
   length, the other one is tried.
 - After each input, the text length must equal `len`; the first event where it does not is THE
   divergence point. Finally the text must equal the submitted text.
+- A composition's committed text (`compositionend` `data`) is corroborated when the composition's
+  last input (by the rules above) inserted exactly that text; the effort counts only corroborated
+  compositions' characters (ReplayResult.committed_compositions).
 """
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotations.effort import LogEvent
 
@@ -63,6 +66,7 @@ class ReplayResult:
     ok: bool
     divergence: dict | None
     steps: int
+    committed_compositions: frozenset[int] = field(default_factory=frozenset)  # compositionend seqs
 
 
 @dataclass
@@ -70,6 +74,7 @@ class _Composition:
     start: int | None = None
     length: int = 0
     data: str | None = None
+    inserted: str | None = None  # what the composition's latest input inserted
 
 
 def _context(units: bytes | bytearray, at: int) -> str:
@@ -142,8 +147,11 @@ def _composition_operation(
     return candidates[0]
 
 
-def iter_replay(original: str, events: Iterable[LogEvent], *, with_text: bool = True) -> Iterator[ReplayStep]:
-    """Every text change of the log, in seq order (with the text after it if with_text)."""
+def iter_replay(
+    original: str, events: Iterable[LogEvent], *, with_text: bool = True, committed: set[int] | None = None
+) -> Iterator[ReplayStep]:
+    """Every text change of the log, in seq order (with the text after it if with_text); the seqs of
+    the compositionend events whose text the composition inserted are added to `committed`."""
     units = bytearray(_encode(original))
     before: LogEvent | None = None
     composition: _Composition | None = None
@@ -173,10 +181,15 @@ def iter_replay(original: str, events: Iterable[LogEvent], *, with_text: bool = 
             composition = composition or _Composition()
             composition.data = event.data
         elif event.kind == "compositionend":
+            if committed is not None and composition is not None and event.data and composition.inserted == event.data:
+                committed.add(event.seq)
             composition = None
         elif event.kind == "input":
-            yield _apply_input(units, event, before, composition, with_text=with_text)
+            step = _apply_input(units, event, before, composition, with_text=with_text)
+            if composition is not None:
+                composition.inserted = step.insert
             before = None
+            yield step
 
 
 def _apply_input(
@@ -228,7 +241,8 @@ def replay(original: str, events: Iterable[LogEvent], *, final_text: str | None 
     units = bytearray(_encode(original))
     divergence = None
     steps = 0
-    for step in iter_replay(original, ordered, with_text=False):
+    committed: set[int] = set()
+    for step in iter_replay(original, ordered, with_text=False, committed=committed):
         steps += 1
         units[2 * step.start : 2 * step.end] = _encode(step.insert)
         if divergence is None and step.divergence is not None:
@@ -246,4 +260,6 @@ def replay(original: str, events: Iterable[LogEvent], *, final_text: str | None 
         )
         divergence["submitted_context"] = _context(submitted, at)
     ok = divergence is None and (final_text is None or text == final_text)
-    return ReplayResult(text=text, ok=ok, divergence=divergence, steps=steps)
+    return ReplayResult(
+        text=text, ok=ok, divergence=divergence, steps=steps, committed_compositions=frozenset(committed)
+    )

@@ -209,6 +209,9 @@ class ProgressRow:
     median_active_ms: float | None = None
     last_activity: datetime | None = None
     active_values: list[int] = field(default_factory=list, repr=False)
+    flagged: int = 0  # submitted post-edits with any flag (README: "Replay and flags")
+    flag_counts: dict[str, int] = field(default_factory=dict)
+    uncorroborated_keys: int = 0
 
     @property
     def total(self) -> int:
@@ -240,7 +243,8 @@ _STATUS_FIELD = {
 
 def project_progress(*, project: Project) -> ProjectProgress:
     """Submitted / in progress / pending per annotator and per batch, the median active
-    time of submitted items, and the last activity (latest start, save or submit)."""
+    time of submitted items, the last activity (latest start, save or submit), and how many
+    submitted post-edits carry flags (per flag) and keys no text change corroborates."""
     rows = Assignment.objects.filter(item__project=project).values_list(
         "annotator_id",
         "annotator__username",
@@ -250,12 +254,25 @@ def project_progress(*, project: Project) -> ProjectProgress:
         "started",
         "finished",
         "post_edit__updated",
+        "post_edit__flags",
+        "post_edit__uncorroborated_keys",
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}
     total = ProgressRow(label="all")
     batch_names = dict(project.batches.values_list("id", "name"))
-    for user_id, username, batch_id, status, active_ms, started, finished, updated in rows.iterator(chunk_size=2000):
+    for (
+        user_id,
+        username,
+        batch_id,
+        status,
+        active_ms,
+        started,
+        finished,
+        updated,
+        flags,
+        uncorroborated,
+    ) in rows.iterator(chunk_size=2000):
         targets = (
             by_annotator.setdefault(user_id, ProgressRow(label=username, key=user_id)),
             by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
@@ -269,6 +286,11 @@ def project_progress(*, project: Project) -> ProjectProgress:
                 row.last_activity = latest
             if status == Assignment.SUBMITTED and active_ms is not None:
                 row.active_values.append(active_ms)
+            if status == Assignment.SUBMITTED and flags:
+                row.flagged += 1
+                for flag in flags:
+                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + 1
+            row.uncorroborated_keys += uncorroborated or 0
     for row in (*by_annotator.values(), *by_batch.values(), total):
         row.median_active_ms = statistics.median(row.active_values) if row.active_values else None
     items = project.items.count()

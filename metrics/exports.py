@@ -6,7 +6,9 @@ no database cursor stays open between pages, and a streamed HTTP response holds 
 but the page in flight. Parquet is written one row group per page.
 
 Columns, in order: external_id, annotator, original, edited, source, task_type,
-instruction, origin, the effort fields under DESIGN.md's names, then one column per
+instruction, origin, the effort fields under DESIGN.md's names, then what says whether the
+effort can be trusted (uncorroborated_keys; flags, space-separated, e.g. "wall_clipped
+keys_uncorroborated"; definition_version, "1" or "2" for live edits), then one column per
 metric and variant (`compression`, `compression__with_references`, ...) for every metric
 with a stored value in the project. Missing values are empty (CSV) or null.
 
@@ -32,6 +34,8 @@ from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, store
 PAGE_SIZE = 2000
 TEXT_COLUMNS = ("external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# After the effort figures: whether they can be trusted (README: "Replay and flags").
+QUALITY_COLUMNS = ("uncorroborated_keys", "flags", "definition_version")
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class ExportSpec:
 
     @property
     def columns(self) -> list[str]:
-        return [*TEXT_COLUMNS, *EFFORT_FIELDS, *(c for c, _, _ in self.metric_columns)]
+        return [*TEXT_COLUMNS, *EFFORT_FIELDS, *QUALITY_COLUMNS, *(c for c, _, _ in self.metric_columns)]
 
     def queryset(self):
         return post_edit_queryset(
@@ -115,7 +119,11 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
     }
     last_id = 0
     while True:
-        page = list(spec.queryset().filter(pk__gt=last_id).values("id", "origin", *EFFORT_FIELDS, **fields)[:page_size])
+        page = list(
+            spec.queryset()
+            .filter(pk__gt=last_id)
+            .values("id", "origin", *EFFORT_FIELDS, *QUALITY_COLUMNS, **fields)[:page_size]
+        )
         if not page:
             return
         last_id = page[-1]["id"]
@@ -140,6 +148,9 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
                 "instruction": instruction,
                 "origin": row["origin"],
                 **{f: row[f] for f in EFFORT_FIELDS},
+                "uncorroborated_keys": row["uncorroborated_keys"],
+                "flags": " ".join(row["flags"] or ()),
+                "definition_version": row["definition_version"],
             }
             stored = values.get(row["id"], {})
             for column, _, _ in spec.metric_columns:
@@ -158,7 +169,7 @@ def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[byte
     writer = csv.writer(buffer, lineterminator="\r\n")
     columns = spec.columns
     writer.writerow(columns)
-    text_columns = set(TEXT_COLUMNS)
+    text_columns = {*TEXT_COLUMNS, "flags", "definition_version"}
     for rows in export_pages(spec, page_size=page_size):
         for row in rows:
             writer.writerow(
@@ -183,6 +194,8 @@ def parquet_schema(spec: ExportSpec) -> pa.Schema:
     return pa.schema(
         [pa.field(c, pa.string()) for c in TEXT_COLUMNS]
         + [pa.field(f, pa.int64()) for f in EFFORT_FIELDS]
+        + [pa.field("uncorroborated_keys", pa.int64()), pa.field("flags", pa.string())]
+        + [pa.field("definition_version", pa.string())]
         + [pa.field(c, pa.float64()) for c, _, _ in spec.metric_columns]
     )
 

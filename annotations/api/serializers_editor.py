@@ -48,6 +48,8 @@ REQUIRED_BY_KIND = {
     "load": ("data", "len"),
 }
 INT_MAX = 2**31 - 1
+# The top seq the server accepts: the next one (the editor's next_seq) must still fit the column.
+SEQ_MAX = INT_MAX - 1
 T_MAX_MS = 1e10  # ~115 days in one page load
 SHORT_TEXT_MAX = {"key": 64, "code": 64, "it": 64, "src": 32}
 VISIBILITY_STATES = ("hidden", "visible")
@@ -69,7 +71,10 @@ def _storable(value: str) -> str | None:
 
 def _check_field(name: str, value) -> str | None:
     """Why value is not acceptable for field `name`, or None."""
-    if name in ("seq", "s", "e", "len"):
+    if name == "seq":
+        if not _is_int(value) or not 0 <= value <= SEQ_MAX:
+            return f"must be an integer between 0 and {SEQ_MAX} (the seq after it must still fit in 32 bits)"
+    elif name in ("s", "e", "len"):
         if not _is_int(value) or not 0 <= value <= INT_MAX:
             return f"must be an integer between 0 and {INT_MAX}"
     elif name == "t":
@@ -181,8 +186,14 @@ def validate_events(raw) -> list[LogEvent]:
 class EventSerializer(serializers.Serializer):
     """One browser event (documentation of the wire format; validated by validate_events)."""
 
-    seq = serializers.IntegerField(min_value=0, help_text="Consecutive per post-edit across page loads.")
-    t = serializers.FloatField(min_value=0, help_text="ms since this page load (performance.now()).")
+    seq = serializers.IntegerField(
+        min_value=0, max_value=SEQ_MAX, help_text="Consecutive per post-edit across page loads."
+    )
+    t = serializers.FloatField(
+        min_value=0,
+        max_value=T_MAX_MS,
+        help_text="ms since this page load (performance.now()); never decreases within a page load.",
+    )
     k = serializers.ChoiceField(choices=sorted(EVENT_KINDS))
     key = serializers.CharField(required=False, max_length=64)
     code = serializers.CharField(required=False, max_length=64)

@@ -4,15 +4,16 @@ import bisect
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 
 from django.db import transaction
 from django.utils import timezone
 
 from annotations.editing import event_store
-from annotations.editing.errors import PostEditClosed, SeqConflict
+from annotations.editing.errors import InvalidInput, PostEditClosed, SeqConflict
 from annotations.editing.locks import is_closed, locked_post_edit_for_events
 from annotations.effort import LogEvent
-from annotations.models import PostEdit
+from annotations.models import PostEdit, Visit
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,74 @@ def merge_gaps(gaps: list[list[int]], *, previous_max: int, new_seqs: list[int])
     return sorted(merged)
 
 
+def _ms(t: float) -> str:
+    return str(int(t)) if float(t).is_integer() else str(t)
+
+
+def _clock_error(events: list[LogEvent], fresh: dict[int, LogEvent], timeline: list[tuple[int, float]]) -> str | None:
+    """Why the page load's events, stored and new, in seq order, do not keep client time from running
+    backwards; None when they do. Names the new event, by its index in the batch as sent."""
+    for (earlier_seq, earlier_t), (later_seq, later_t) in pairwise(timeline):
+        if later_t >= earlier_t:
+            continue
+        if later_seq in fresh:
+            index = next(n for n, event in enumerate(events) if event.seq == later_seq)
+            return (
+                f"events: event {index} (seq {later_seq}) field 't' decreases: {_ms(later_t)} after {_ms(earlier_t)} at "
+                f"seq {earlier_seq}, stored from an earlier batch of this page load (client time may not run "
+                "backwards within a page load)"
+            )
+        index = next(n for n, event in enumerate(events) if event.seq == earlier_seq)
+        return (
+            f"events: event {index} (seq {earlier_seq}) field 't' is {_ms(earlier_t)}, later than {_ms(later_t)} at "
+            f"seq {later_seq}, stored from an earlier batch of this page load (client time may not run "
+            "backwards within a page load)"
+        )
+    return None
+
+
+def _place_late_batch(
+    post_edit: PostEdit,
+    visit: tuple[int, int | None, float | None],
+    events: list[LogEvent],
+    fresh: list[LogEvent],
+    now: datetime,
+) -> None:
+    """The slow path, for a batch that does not simply follow its page load's stored events (a
+    retry, a late beacon, a gap filled): check its new events' times against the stored ones around
+    them, then mark the page load seen and, if they extend it, move its last event there."""
+    visit_id, last_seq, _ = visit
+    update: dict = {"last_seen_at": now}
+    if fresh:
+        by_seq = {event.seq: event for event in fresh}
+        stored = event_store.stored_times_around(post_edit.pk, visit_id, min(by_seq), max(by_seq))
+        timeline = sorted([*stored, *((event.seq, event.t_ms) for event in fresh)])
+        problem = _clock_error(events, by_seq, timeline)
+        if problem:
+            raise InvalidInput(problem)
+        top = by_seq[max(by_seq)]
+        if last_seq is None or top.seq > last_seq:
+            update.update(last_seq=top.seq, last_t_ms=top.t_ms)
+    Visit.objects.filter(pk=visit_id).update(**update)
+
+
 @transaction.atomic
 def post_edit_ingest_events(
     *, post_edit: PostEdit, page_id: uuid.UUID | str, events: list[LogEvent], now: datetime | None = None
 ) -> IngestResult:
-    """Store a validated batch of one page load's events once; record gaps. All or nothing."""
+    """Store a validated batch of one page load's events once; record gaps. All or nothing.
+
+    Client time may not run backwards within a page load, across batches too: the page load's last
+    stored seq and time are kept on its Visit row, so a batch that follows them (nearly every batch)
+    is checked and moved there by the same UPDATE that marks the page load seen.
+    """
     now = now or timezone.now()
     post_edit = locked_post_edit_for_events(post_edit)
-    visit_id = event_store.touch_visit(post_edit, page_id, now)  # rolled back with the batch if it is refused
+    in_order = sorted(events, key=lambda event: event.seq)
+    visit_id = event_store.advance_visit(post_edit, page_id, now, in_order)  # rolled back if the batch is refused
+    late = None if visit_id is not None else event_store.visit_position(post_edit, page_id)
+    if late is not None:
+        visit_id = late[0]
     seqs = [event.seq for event in events]
     found = event_store.stored_seqs_and_top(post_edit.pk, seqs)
     previous_max = max(found, default=-1)
@@ -67,11 +128,13 @@ def post_edit_ingest_events(
             f"renumber the pending events from {previous_max + 1} and send them again",
             next_seq=previous_max + 1,
         )
-    fresh = [event for event in events if event.seq not in stored_pages]
+    fresh = [event for event in in_order if event.seq not in stored_pages]
     if fresh and is_closed(post_edit):
         raise PostEditClosed(
             f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}; it accepts no new events"
         )
+    if late is not None:
+        _place_late_batch(post_edit, late, events, fresh, now)
     event_store.insert_events(post_edit, visit_id, fresh, now)
     gaps = merge_gaps(post_edit.event_gaps, previous_max=previous_max, new_seqs=[event.seq for event in fresh])
     if gaps != post_edit.event_gaps:

@@ -21,6 +21,7 @@ from annotations.models import DEFINITION_VERSION, EFFORT_FIELDS, Assignment, Po
 from annotations.replay import replay
 
 FLAG_EVENT_GAP = "event_gap"
+FLAG_KEYS_UNCORROBORATED = "keys_uncorroborated"
 FLAG_REPLAY_MISMATCH = "replay_mismatch"
 FLAG_WALL_CLIPPED = "wall_clipped"
 FLAG_CONDITION_UNKNOWN = "condition_unknown"
@@ -138,12 +139,32 @@ def _ms(delta) -> float:
     return delta.total_seconds() * 1000.0
 
 
-def visit_server_span_ms(visit: Visit) -> float:
-    """Server-observed span of a visit: start .. last request, cut where another page was opened."""
+def visit_server_window(visit: Visit) -> tuple[datetime, datetime]:
+    """What the server observed of a page load: served .. its last request, cut where another page
+    of the annotator was opened."""
     end = visit.last_seen_at
     if visit.ended_at is not None and visit.ended_at < end:
         end = visit.ended_at
-    return max(0.0, _ms(end - visit.started_at))
+    return visit.started_at, max(end, visit.started_at)
+
+
+def visit_server_span_ms(visit: Visit) -> float:
+    start, end = visit_server_window(visit)
+    return _ms(end - start)
+
+
+def server_observed_ms(visits: list[Visit]) -> float:
+    """The time the server observed the post-edit open, all page loads together: overlapping
+    windows count once."""
+    total = 0.0
+    covered_until: datetime | None = None
+    for start, end in sorted(visit_server_window(visit) for visit in visits):
+        if covered_until is not None and start < covered_until:
+            start = covered_until
+        if end > start:
+            total += _ms(end - start)
+        covered_until = end if covered_until is None else max(covered_until, end)
+    return total
 
 
 @transaction.atomic
@@ -173,15 +194,19 @@ def post_edit_submit(
     visit.ended_at = visit.ended_at or now
     visit.save(update_fields=["last_seen_at", "ended_at"])
     visits = list(post_edit.visits.all())
+    # The tolerance (clock skew; events a page logs while it is being left) is granted to each page
+    # load on its own, and once to all of them together: page loads cannot add their tolerances up.
     tolerance = settings.EDITLAB_CLOCK_TOLERANCE_MS
-    limits = {str(v.page_id): visit_server_span_ms(v) + tolerance for v in visits}
+    observed_ms = server_observed_ms(visits)
     events = stored_log(post_edit)
+    result = replay(post_edit.original, events, final_text=text)
     effort = derive_effort(
         events,
         idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_s * 1000.0,
-        visit_limits_ms=limits,
+        visit_limits_ms={str(v.page_id): visit_server_span_ms(v) + tolerance for v in visits},
+        total_limit_ms=observed_ms + tolerance,
+        committed_compositions=result.committed_compositions,
     )
-    result = replay(post_edit.original, events, final_text=text)
     item = post_edit.assignment.item
     spans = item.spans_for(shown_condition(item.project, post_edit.condition))
     if spans:
@@ -189,8 +214,11 @@ def post_edit_submit(
 
     for name in EFFORT_FIELDS:
         setattr(post_edit, name, getattr(effort, name))
+    post_edit.uncorroborated_keys = effort.uncorroborated_keys
     if effort.clipped_ms > 0:
         post_edit.add_flag(FLAG_WALL_CLIPPED)
+    if effort.uncorroborated_keys > 0:
+        post_edit.add_flag(FLAG_KEYS_UNCORROBORATED)
     post_edit.replay_ok = result.ok
     post_edit.replay_divergence = result.divergence
     if not result.ok:
@@ -203,7 +231,7 @@ def post_edit_submit(
     post_edit.text = text
     post_edit.draft_text = text
     post_edit.submitted_at = now
-    post_edit.server_elapsed_ms = round(sum(visit_server_span_ms(v) for v in visits))
+    post_edit.server_elapsed_ms = round(observed_ms)
     post_edit.definition_version = DEFINITION_VERSION
     post_edit.save()
 

@@ -6,7 +6,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from annotations.editing.lifecycle import post_edit_open
+from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, EditEvent
 from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url
 from tests.factories import PASSWORD, AssignmentFactory
@@ -293,8 +293,6 @@ def test_an_assignment_status_does_not_change_by_ingesting(annotator, annotator_
 
 
 def test_the_editor_config_carries_the_contract_keys_and_the_next_seq(annotator, annotator_client):
-    from annotations.editing.lifecycle import editor_config
-
     post_edit, visit = open_item(annotator)
     later = AssignmentFactory(annotator=annotator)
     send(annotator_client, post_edit, visit, edit_log()[:4])
@@ -321,10 +319,94 @@ def test_the_editor_config_carries_the_contract_keys_and_the_next_seq(annotator,
 
 def test_a_far_seq_jump_is_one_gap_and_fills_in_pieces(annotator, annotator_client):
     post_edit, visit = open_item(annotator)
-    far = 2**31 - 1
+    far = 2**31 - 2  # the top seq accepted
     jump = [{"seq": 0, "t": 0, "k": "blur"}, {"seq": far, "t": 1, "k": "focus"}]
     response = send(annotator_client, post_edit, visit, jump)
     assert response.json() == {"stored": 2, "duplicates": 0, "gaps": [[1, far - 1]], "max_seq": far}
     pieces = [{"seq": 1, "t": 0, "k": "blur"}, {"seq": 5, "t": 0, "k": "blur"}]
     filled = send(annotator_client, post_edit, visit, pieces)
     assert filled.json()["gaps"] == [[2, 4], [6, far - 1]]
+
+
+# ---------------------------------------------------------------- client time across batches, the top seq
+
+
+def test_client_time_running_backwards_across_batches_is_refused_and_nothing_of_it_stored(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()  # t 120 .. 2621
+    assert send(annotator_client, post_edit, visit, events[:6]).status_code == 200
+    earlier = [dict(events[6], t=1000.0), dict(events[7], t=1500.0)]  # 1000 < 1022 stored at seq 5
+    response = send(annotator_client, post_edit, visit, earlier)
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "events: event 0 (seq 6) field 't' decreases: 1000 after 1022 at seq 5, stored from an earlier "
+        "batch of this page load (client time may not run backwards within a page load)",
+        "code": "invalid",
+    }
+    assert list(EditEvent.objects.order_by("seq").values_list("seq", flat=True)) == [0, 1, 2, 3, 4, 5]
+    visit.refresh_from_db()
+    assert (visit.last_seq, visit.last_t_ms) == (5, 1022.0)
+    assert send(annotator_client, post_edit, visit, events[6:]).json()["stored"] == 5  # the honest rest
+
+
+def test_the_alternating_clock_of_single_event_batches_is_refused(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    answers = [
+        send(annotator_client, post_edit, visit, [{"seq": seq, "t": t, "k": "keydown", "key": "a"}]).status_code
+        for seq, t in enumerate([0, 1e10, 0, 1e10])
+    ]
+    assert answers == [200, 200, 400, 200]
+    assert list(EditEvent.objects.order_by("seq").values_list("seq", "t_ms")) == [(0, 0.0), (1, 1e10), (3, 1e10)]
+
+
+def test_another_page_loads_clock_is_its_own(annotator, annotator_client):
+    post_edit, first = open_item(annotator)
+    send(annotator_client, post_edit, first, edit_log()[:6])
+    _, reload = post_edit_open(assignment=post_edit.assignment, user=annotator)
+    response = send(annotator_client, post_edit, reload, edit_log(start_seq=6, t0=5.0))
+    assert response.json() == {"stored": 11, "duplicates": 0, "gaps": [], "max_seq": 16}
+
+
+def test_resent_and_late_batches_are_placed_among_the_stored_times(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    events = edit_log()
+    assert send(annotator_client, post_edit, visit, events[:4]).status_code == 200
+    assert send(annotator_client, post_edit, visit, events[8:]).json()["gaps"] == [[4, 7]]
+    # A retry of the first batch (its answer was lost), then one that also carries new events.
+    assert send(annotator_client, post_edit, visit, events[:4]).json() == {
+        "stored": 0, "duplicates": 4, "gaps": [[4, 7]], "max_seq": 10,
+    }  # fmt: skip
+    # The gap's events arrive late (a beacon overtaken by a later request): their times fit between.
+    late = send(annotator_client, post_edit, visit, events[2:6])
+    assert late.json() == {"stored": 2, "duplicates": 2, "gaps": [[6, 7]], "max_seq": 10}
+    # A late event later than the stored event after it runs time backwards there.
+    too_late = send(annotator_client, post_edit, visit, [dict(events[6], t=3000.0)])
+    assert too_late.status_code == 400
+    assert too_late.json()["error"] == (
+        "events: event 0 (seq 6) field 't' is 3000, later than 1422 at seq 8, stored from an earlier batch of "
+        "this page load (client time may not run backwards within a page load)"
+    )
+    assert send(annotator_client, post_edit, visit, events[6:8]).json()["gaps"] == []
+    visit.refresh_from_db()
+    assert (visit.last_seq, visit.last_t_ms) == (10, 2621.0)
+
+
+def test_a_seq_that_leaves_no_room_for_the_next_one_is_refused(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    top = 2**31 - 1
+    response = send(annotator_client, post_edit, visit, [{"seq": top, "t": 0, "k": "blur"}])
+    assert response.status_code == 400
+    assert response.json()["error"] == (
+        f"events: event 0 field 'seq' must be an integer between 0 and {top - 1} "
+        "(the seq after it must still fit in 32 bits)"
+    )
+    assert not EditEvent.objects.exists()
+    assert send(annotator_client, post_edit, visit, [{"seq": top - 1, "t": 0, "k": "blur"}]).status_code == 200
+    config = editor_config(post_edit=post_edit, visit=visit, csrf_token="token")
+    assert config["next_seq"] == top  # still a 32-bit integer: the page can number, send and submit
+    submitted = post_json(
+        annotator_client,
+        url("submit", post_edit),
+        {"page_id": str(visit.page_id), "text": "This are a test.", "version": 0, "last_seq": top},
+    )
+    assert submitted.status_code == 200

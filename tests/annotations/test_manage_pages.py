@@ -152,6 +152,25 @@ def test_progress_page_counts_per_annotator_and_batch_and_polls_a_partial(admin_
     assert "<td>batch 001</td><td>2</td><td>1</td><td>1</td>" in partial
 
 
+def test_progress_page_shows_flagged_post_edits_and_uncorroborated_keys(admin_client, annotator):
+    project = ProjectFactory()
+    items = [ItemFactory(project=project) for _ in range(3)]
+    flags = ["wall_clipped", "keys_uncorroborated"]
+    SubmittedPostEditFactory(
+        assignment__item=items[0], assignment__annotator=annotator, flags=flags, uncorroborated_keys=1999
+    )
+    SubmittedPostEditFactory(assignment__item=items[1], assignment__annotator=annotator, flags=["wall_clipped"])
+    SubmittedPostEditFactory(assignment__item=items[2], assignment__annotator=annotator, uncorroborated_keys=0)
+
+    page = admin_client.get(reverse("manage-progress", args=[project.pk])).content.decode()
+    assert "<th" in page and "Flagged</th>" in page and "Uncorroborated keys</th>" in page
+    anna_row = page[page.index("<td>anna</td>") :].split("</tr>")[0]
+    assert (
+        '<td class="flags">2 <small>(<code>wall_clipped</code> 2, <code>keys_uncorroborated</code> 1)</small></td>'
+        "<td>1999</td>"
+    ) in anna_row
+
+
 def test_project_list_shows_counts(admin_client):
     project = ProjectFactory(name="Listed")
     ItemFactory(project=project)

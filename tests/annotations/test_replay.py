@@ -121,6 +121,7 @@ def test_an_ime_conversion_that_shrinks_the_composition_replays_from_the_composi
     result = replay("「」", events, final_text="「日本」")
     assert result.ok, result.divergence
     assert result.text == "「日本」"
+    assert result.committed_compositions == {11}  # the committed text is what the composition inserted
 
 
 def test_a_same_length_conversion_is_not_mistaken_for_no_change():
@@ -154,6 +155,21 @@ def test_a_client_that_reports_the_composition_range_replays_by_the_plain_rule()
     )
     result = replay("a", events, final_text="a漢字")
     assert result.ok, result.divergence
+    assert result.committed_compositions == {7}
+
+
+def test_a_commit_the_composition_did_not_insert_is_not_corroborated():
+    events = log(
+        {"t": 0, "k": "load", "data": "a", "len": 1},
+        {"t": 1, "k": "compositionstart", "data": ""},
+        {"t": 2, "k": "compositionupdate", "data": "x"},
+        *insert(3, 1, 1, "x", before_len=1, it="insertCompositionText"),
+        {"t": 5, "k": "compositionend", "data": "xxxxxxxxxx"},  # claims more than it typed
+        {"t": 6, "k": "compositionstart", "data": ""},
+        {"t": 7, "k": "compositionend", "data": "yy"},  # no input at all
+    )
+    result = replay("a", events, final_text="ax")
+    assert (result.ok, result.committed_compositions) == (True, frozenset())
 
 
 def test_a_cancelled_beforeinput_is_ignored():

@@ -8,9 +8,9 @@ from django.utils import timezone
 
 from annotations.editing.errors import PostEditClosed
 from annotations.editing.ingestion import post_edit_ingest_events
-from annotations.editing.lifecycle import post_edit_open, post_edit_submit
+from annotations.editing.lifecycle import post_edit_open, post_edit_submit, server_observed_ms
 from annotations.models import DEFINITION_VERSION, Assignment, PostEdit, Visit
-from tests.annotations.editing_helpers import EDITED, edit_log, open_item, post_json, send, url, wire
+from tests.annotations.editing_helpers import EDITED, ORIGINAL, edit_log, open_item, post_json, send, url, wire
 from tests.factories import AssignmentFactory
 
 pytestmark = pytest.mark.django_db
@@ -178,7 +178,8 @@ def test_missing_events_at_submit_are_recorded_and_flagged(annotator, annotator_
     assert response.status_code == 200
     post_edit.refresh_from_db()
     assert post_edit.event_gaps == [[4, 5], [11, 12]]
-    assert post_edit.flags == ["replay_mismatch", "event_gap"]
+    # The lost input also leaves the "i" key without the text change that corroborates it.
+    assert post_edit.flags == ["keys_uncorroborated", "replay_mismatch", "event_gap"]
     assert post_edit.replay_ok is False
 
 
@@ -291,3 +292,88 @@ def test_only_the_annotator_submits_or_skips(annotator, who, status, request):
     assert submit(other, post_edit, visit, last_seq=-1).status_code == status
     assert skip(other, post_edit, visit, "not mine").status_code == status
     assert Assignment.objects.get(pk=post_edit.assignment_id).status == Assignment.IN_PROGRESS
+
+
+# ---------------------------------------------------------------- a client that lies about its effort
+
+
+def test_ten_page_loads_in_a_second_cannot_add_up_their_clock_tolerance(annotator, settings):
+    settings.EDITLAB_CLOCK_TOLERANCE_MS = 2000
+    start = timezone.now()
+    post_edit, _ = open_item(annotator, now=start)
+    post_edit.visits.all().delete()
+    visits = [
+        post_edit_open(assignment=post_edit.assignment, user=annotator, now=start + timedelta(milliseconds=120 * n))[1]
+        for n in range(10)
+    ]
+    for n, visit in enumerate(visits):  # each page load claims 2 s of active reading
+        claim = [
+            {"seq": 3 * n, "t": 0, "k": "load", "data": ORIGINAL, "len": len(ORIGINAL)},
+            {"seq": 3 * n + 1, "t": 1000, "k": "mousedown"},
+            {"seq": 3 * n + 2, "t": 2000, "k": "select", "s": 0, "e": 0, "src": "mouse"},
+        ]
+        post_edit_ingest_events(
+            post_edit=post_edit, page_id=visit.page_id, events=wire(claim), now=start + timedelta(milliseconds=1150)
+        )
+    post_edit_submit(
+        post_edit=post_edit, page_id=visits[-1].page_id, text=ORIGINAL, version=0, last_seq=29,
+        now=start + timedelta(milliseconds=1200),
+    )  # fmt: skip
+    post_edit.refresh_from_db()
+    # The server saw the item open for 1.2 s in all (nine 120 ms windows, the last one until the submit);
+    # version 1 counted 10 x 2 s = 20 s. The tolerance is granted once: 1.2 s + 2 s.
+    assert post_edit.server_elapsed_ms == 1200
+    assert (post_edit.wall_ms, post_edit.active_ms, post_edit.reading_ms) == (3200, 3200, 3200)
+    assert post_edit.flags == ["wall_clipped"]
+    assert post_edit.replay_ok is True
+
+
+def test_keys_that_change_no_text_count_apart_and_flag_the_edit(annotator, annotator_client):
+    post_edit, visit = open_item(annotator, now=timezone.now() - timedelta(minutes=2))
+    keys = [{"seq": n, "t": 10.0 * n, "k": "keydown", "key": "a", "code": "KeyA"} for n in range(1, 2000)]
+    log = [{"seq": 0, "t": 0, "k": "load", "data": ORIGINAL, "len": len(ORIGINAL)}, *keys]
+    log.append({"seq": 2000, "t": 20_000, "k": "submit"})
+    assert send(annotator_client, post_edit, visit, log[:1000]).status_code == 200
+    assert send(annotator_client, post_edit, visit, log[1000:]).status_code == 200
+    assert submit(annotator_client, post_edit, visit, text=ORIGINAL, last_seq=2000).status_code == 200
+    post_edit.refresh_from_db()
+    # Version 1 stored keystrokes = letters = allkeys = 1,999 and no flag.
+    assert (post_edit.letters, post_edit.keystrokes, post_edit.allkeys) == (0, 0, 0)
+    assert post_edit.uncorroborated_keys == 1999
+    assert (post_edit.replay_ok, post_edit.flags) == (True, ["keys_uncorroborated"])
+
+
+def test_pauses_cannot_exceed_the_time_the_server_saw(annotator, annotator_client, settings):
+    settings.EDITLAB_CLOCK_TOLERANCE_MS = 2000
+    post_edit, visit = open_item(annotator, now=timezone.now() - timedelta(seconds=1))
+    # Time cannot alternate between 0 and 1e10 any more (tests/annotations/test_ingestion.py); a page load
+    # whose clock leaps forward is the rest of that attack.
+    leaps = [
+        {"seq": 0, "t": 0, "k": "load", "data": ORIGINAL, "len": len(ORIGINAL)},
+        {"seq": 1, "t": 0, "k": "keydown", "key": "Shift"},
+        {"seq": 2, "t": 1e10 - 2500, "k": "keydown", "key": "Shift"},
+        {"seq": 3, "t": 1e10, "k": "keydown", "key": "Shift"},
+        {"seq": 4, "t": 1e10, "k": "submit"},
+    ]
+    for event in leaps:
+        assert send(annotator_client, post_edit, visit, [event]).status_code == 200
+    assert submit(annotator_client, post_edit, visit, text=ORIGINAL, last_seq=4).status_code == 200
+    post_edit.refresh_from_db()
+    # Version 1 stored pauses_2000_ms = 10,000,000,000 beside a wall time of about 3 s.
+    bound = post_edit.server_elapsed_ms + 2000
+    assert post_edit.wall_ms == bound
+    assert post_edit.active_ms == 0  # the leap is one idle gap; nothing after it lies within the bound
+    assert (post_edit.pauses_2000_count, post_edit.pauses_2000_ms) == (0, 0)
+    assert (post_edit.pauses_300_count, post_edit.pauses_300_ms) == (0, 0)
+    assert post_edit.flags == ["wall_clipped"]
+
+
+def test_overlapping_page_loads_count_the_servers_time_once():
+    start = timezone.now()
+
+    def seen(begin_s: float, end_s: float) -> Visit:
+        return Visit(started_at=start + timedelta(seconds=begin_s), last_seen_at=start + timedelta(seconds=end_s))
+
+    windows = [seen(0, 10), seen(5, 12), seen(11, 11.5), seen(20, 21)]
+    assert server_observed_ms(windows) == 13_000
+    assert server_observed_ms([]) == 0

@@ -14,6 +14,7 @@ from tests.factories import MetricValueFactory, ProjectFactory, SubmittedPostEdi
 pytestmark = pytest.mark.django_db
 
 TEXT_COLUMNS = ["external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin"]
+QUALITY_COLUMNS = ["uncorroborated_keys", "flags", "definition_version"]
 METRIC_COLUMNS = ["compression", "compression__with_references", "levenshtein", "levenshtein__with_references"]
 
 
@@ -32,6 +33,9 @@ def project():
         active_ms=10000,
         keystrokes=6,
         allkeys=9,
+        uncorroborated_keys=3,
+        flags=["wall_clipped", "keys_uncorroborated"],
+        definition_version="2",
     )
     second = SubmittedPostEditFactory(
         assignment__item__project=project,
@@ -58,13 +62,13 @@ def read(project, fmt: str) -> bytes:
 
 
 def test_columns_are_item_fields_texts_effort_and_one_per_metric_and_variant(project):
-    assert export_spec(project=project).columns == TEXT_COLUMNS + list(EFFORT_FIELDS) + METRIC_COLUMNS
+    assert export_spec(project=project).columns == TEXT_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
 
 
 def test_jsonl_rows_carry_exact_values(project):
     lines = read(project, "jsonl").decode().splitlines()
     first, second = (json.loads(line) for line in lines)
-    assert list(first) == TEXT_COLUMNS + list(EFFORT_FIELDS) + METRIC_COLUMNS
+    assert list(first) == TEXT_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
     assert {k: first[k] for k in TEXT_COLUMNS} == {
         "external_id": "s1",
         "annotator": "anna",
@@ -83,6 +87,8 @@ def test_jsonl_rows_carry_exact_values(project):
         None,
     )
     assert [first[c] for c in METRIC_COLUMNS] == [4.0, 2.5, 3.0, None]
+    assert [first[c] for c in QUALITY_COLUMNS] == [3, "wall_clipped keys_uncorroborated", "2"]
+    assert [second[c] for c in QUALITY_COLUMNS] == [None, "", ""]
     # Raw text in JSON: no apostrophes added outside CSV.
     assert (second["external_id"], second["edited"], second["instruction"], second["origin"]) == (
         "=HYPERLINK(1)",
@@ -113,7 +119,9 @@ def test_parquet_has_typed_columns_and_one_row_group_per_page(project):
     parquet = pq.ParquetFile(io.BytesIO(data))
     assert parquet.num_row_groups == 2  # page_size=1
     table = parquet.read()
-    assert table.column_names == TEXT_COLUMNS + list(EFFORT_FIELDS) + METRIC_COLUMNS
+    assert table.column_names == TEXT_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    assert table.column("flags").to_pylist() == ["wall_clipped keys_uncorroborated", ""]
+    assert table.column("uncorroborated_keys").to_pylist() == [3, None]
     assert str(table.schema.field("wall_ms").type) == "int64"
     assert str(table.schema.field("compression").type) == "double"
     assert table.column("external_id").to_pylist() == ["s1", "=HYPERLINK(1)"]
@@ -134,7 +142,9 @@ def test_the_command_writes_the_file(project, tmp_path):
     target = tmp_path / "out.jsonl"
     out = io.StringIO()
     call_command("export", "--project", "study", "--format", "jsonl", "--output", str(target), stdout=out)
-    assert out.getvalue().strip() == f"wrote 2 rows, {len(TEXT_COLUMNS) + len(EFFORT_FIELDS) + 4} columns to {target}"
+    assert (
+        out.getvalue().strip() == f"wrote 2 rows, {len(TEXT_COLUMNS) + len(EFFORT_FIELDS) + 3 + 4} columns to {target}"
+    )
     assert [json.loads(line)["external_id"] for line in target.read_text().splitlines()] == ["s1", "=HYPERLINK(1)"]
     assert not list(tmp_path.glob(".*partial"))
 
