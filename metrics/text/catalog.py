@@ -183,6 +183,7 @@ register(
 )
 
 # Gold-based (EditEval): `edited` is the output judged against the gold edits; None (via score_pairs) without gold.
+# Per-example values with editlab's conventions; EditEval's corpus figures for a set of examples: editeval.py.
 register(
     Metric(
         name="sari",
@@ -238,9 +239,10 @@ register(
         family="gold-based",
         direction="similarity",
         needs=GOLD,
-        library="own (difflib; EditEval's em_diff)",
-        version="1",
-        description="share of the output's word-level changes to the original that the best gold edit also makes",
+        library="own (difflib; EditEval's em_diff and its diff extraction)",
+        version="2",
+        description="share of the output's changes to the original (EditEval's word diffs, widened until unique) "
+        "that the best gold edit also makes",
     )
 )
 register(

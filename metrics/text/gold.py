@@ -50,14 +50,15 @@ def _scaled(counts: Counter, factor: int) -> Counter:
     return Counter({gram: count * factor for gram, count in counts.items()})
 
 
-def sari(original: str, edited: str, *, gold: Sequence[str], **_: object) -> float:
-    """SARI (0-100): mean of the F1 of added, kept and deleted n-grams (n = 1..4, averaged per n), against
-    all gold edits at once. EditEval/EASSE conventions: 13a tokens, lower-cased, F1 also for deletions, and
-    an operation nobody performed scores 0."""
-    source, output = _sari_tokens(original), _sari_tokens(edited)
-    targets = [_sari_tokens(g) for g in gold]
+# Per n-gram order: (correct, system total, reference total) for additions, keeps and deletions.
+SariCounts = list[list[int]]
+
+
+def sari_counts(source: list[str], output: list[str], targets: Sequence[list[str]]) -> SariCounts:
+    """EASSE's n-gram statistics of one example (tokens already normalized); summing them over examples
+    gives the corpus statistics EASSE's corpus_sari scores."""
     k = len(targets)
-    add = keep = delete = 0.0
+    counts = []
     for n in range(1, MAX_N + 1):
         s, o = _ngrams(source, n), _ngrams(output, n)
         r: Counter = Counter()
@@ -65,19 +66,40 @@ def sari(original: str, edited: str, *, gold: Sequence[str], **_: object) -> flo
             r += _ngrams(target, n)
         # Additions are counted as sets (binary); keeps and deletions weigh by how many gold edits agree.
         added_by_output, added_by_gold = set(o) - set(s), set(r) - set(s)
-        add += _f1(len(added_by_output & set(r)), len(added_by_output), len(added_by_gold))
         s_k, o_k = _scaled(s, k), _scaled(o, k)
         kept_by_output, kept_by_gold = s_k & o_k, s_k & r
-        keep += _f1(
-            sum((kept_by_output & kept_by_gold).values()), sum(kept_by_output.values()), sum(kept_by_gold.values())
-        )
         deleted_by_output, deleted_by_gold = s_k - o_k, s_k - r
-        delete += _f1(
-            sum((deleted_by_output & deleted_by_gold).values()),
-            sum(deleted_by_output.values()),
-            sum(deleted_by_gold.values()),
+        counts.append(
+            [
+                len(added_by_output & set(r)),
+                len(added_by_output),
+                len(added_by_gold),
+                sum((kept_by_output & kept_by_gold).values()),
+                sum(kept_by_output.values()),
+                sum(kept_by_gold.values()),
+                sum((deleted_by_output & deleted_by_gold).values()),
+                sum(deleted_by_output.values()),
+                sum(deleted_by_gold.values()),
+            ]
         )
-    return 100.0 * (add + keep + delete) / (3 * MAX_N)
+    return counts
+
+
+def sari_from_counts(counts: SariCounts) -> float:
+    """SARI (0-100) from n-gram statistics: the F1 of each operation averaged over n, then over operations."""
+    add = keep = delete = 0.0
+    for c in counts:  # EASSE's order of operations, so that equal inputs give bit-equal figures
+        add += _f1(c[0], c[1], c[2]) / MAX_N
+        keep += _f1(c[3], c[4], c[5]) / MAX_N
+        delete += _f1(c[6], c[7], c[8]) / MAX_N
+    return (100.0 * add + 100.0 * keep + 100.0 * delete) / 3
+
+
+def sari(original: str, edited: str, *, gold: Sequence[str], **_: object) -> float:
+    """SARI (0-100): mean of the F1 of added, kept and deleted n-grams (n = 1..4, averaged per n), against
+    all gold edits at once. EditEval/EASSE conventions: 13a tokens, lower-cased, F1 also for deletions, and
+    an operation nobody performed scores 0. No detokenization (EditEval's corpus figure detokenizes first)."""
+    return sari_from_counts(sari_counts(_sari_tokens(original), _sari_tokens(edited), [_sari_tokens(g) for g in gold]))
 
 
 # --- GLEU for grammatical error correction (Napoles et al. 2015; the 2016 "without tuning" revision) -------
@@ -136,22 +158,37 @@ def exact_match(original: str, edited: str, *, gold: Sequence[str], **_: object)
     return 1.0 if edited.strip() in {g.strip() for g in gold} else 0.0
 
 
-def word_diffs(source: str, target: str) -> list[tuple[str, str]]:
-    """The changes turning source into target as (source span, target span) pairs: difflib's character
-    changes, each widened to whole words of the source, overlapping or touching ones merged."""
+def _opcodes(source: str, target: str) -> list[tuple[str, int, int, int, int]]:
     if source == target:
         return []
-    opcodes = [op for op in difflib.SequenceMatcher(None, source, target).get_opcodes() if op[0] != "equal"]
+    return [op for op in difflib.SequenceMatcher(None, source, target).get_opcodes() if op[0] != "equal"]
+
+
+def _span(source: str, start: int, end: int) -> tuple[int, int]:
+    """EditEval's widening of a changed span [start, end) of the source: left to the start of its word, right
+    to the end of its word and on over whole words until the span occurs only once in the source."""
+    left = start - 1 if start == len(source) else start
+    while left >= 0 and not source[left].isspace():
+        left -= 1
+    left += 1  # a change that starts on a space keeps the span right of it, as in EditEval
+    right = end
+    while right < len(source):
+        if source[right].isspace() and source.count(source[left:right]) == 1:
+            break
+        right += 1
+    return left, right
+
+
+def word_diffs(source: str, target: str) -> list[tuple[str, str]]:
+    """The changes turning source into target as (source span, target span) pairs, extracted as EditEval's
+    source_target_to_diffs (num_context_words=0) does: difflib's character changes, each widened to whole
+    words and then rightwards until its source span is unique, touching ones merged (a merged group takes
+    the right end of its last change). Two identical word changes at different places stay two diffs."""
     groups: list[list] = []
-    for op in opcodes:
-        _, i1, i2, _, _ = op
-        left, right = i1, i2
-        while left > 0 and not source[left - 1].isspace():
-            left -= 1
-        while right < len(source) and not source[right].isspace():
-            right += 1
+    for op in _opcodes(source, target):
+        left, right = _span(source, op[1], op[2])
         if groups and left <= groups[-1][1]:
-            groups[-1][1] = max(groups[-1][1], right)
+            groups[-1][1] = right
             groups[-1][2].append(op)
         else:
             groups.append([left, right, [op]])
@@ -168,12 +205,13 @@ def word_diffs(source: str, target: str) -> list[tuple[str, str]]:
 
 def em_diff(original: str, edited: str, *, gold: Sequence[str], **_: object) -> float:
     """Share of the output's changes (word_diffs against the original) that a gold edit makes too:
-    |output diffs ∩ gold diffs| / max(1, |output diffs|, |gold diffs|), best gold edit (EditEval's em_diff)."""
-    output = set(word_diffs(original, edited))
+    |output diffs ∩ gold diffs| / max(1, #output diffs, #gold diffs), best gold edit (EditEval's em_diff,
+    on the texts as given: EditEval's corpus figure detokenizes them first)."""
+    output = word_diffs(original, edited)
     best = 0.0
     for g in gold:
-        target = set(word_diffs(original, g))
-        best = max(best, len(output & target) / max(1, len(output), len(target)))
+        target = word_diffs(original, g)
+        best = max(best, len(set(output) & set(target)) / max(1, len(output), len(target)))
     return best
 
 

@@ -9,6 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from metrics.text import METRICS, Metric
+from tests.metrics.editeval_expected import EXPECTED
+
+CASES = json.loads((Path(__file__).parent / "data" / "editeval_cases.json").read_text("utf-8"))
 
 
 def write_jsonl(path: Path, lines: list) -> Path:
@@ -165,3 +168,140 @@ def test_a_metric_failing_on_a_pair_names_its_id_and_writes_nothing(tmp_path, mo
     with pytest.raises(CommandError, match="boom failed on the pair with id 'b': ZeroDivisionError"):
         call_command("score", str(source), metrics="boom", output=str(tmp_path / "o.csv"), workers=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+# --- --corpus: EditEval's corpus figures beside editlab's means -----------------------------------------------
+
+GOLD_METRICS = "sari,gleu,ibleu,exact_match,em_diff,update_rouge"
+
+
+def jfleg_like_lines() -> list[dict]:
+    return [{"id": f"j{i}", **case} for i, case in enumerate(CASES["jfleg_like"], start=1)]
+
+
+def test_corpus_prints_and_writes_editevals_figures_beside_editlabs_means(tmp_path, capsys):
+    lines = [*jfleg_like_lines(), {"id": "no-gold", "original": "a b", "edited": "a c"}]
+    source = write_jsonl(tmp_path / "in.jsonl", lines)
+    out, table = tmp_path / "scores.jsonl", tmp_path / "corpus.json"
+    call_command("score", str(source), metrics=GOLD_METRICS, output=str(out), corpus=True, corpus_output=str(table))
+    per_line = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    written = json.loads(table.read_text("utf-8"))
+    assert written["lines_without_gold"] == 1
+    expected = EXPECTED["jfleg_like"]["corpus"]
+    for row in written["metrics"]:
+        name = row["metric"]
+        values = [line[name] for line in per_line if line["id"] != "no-gold"]
+        assert row["n"] == 10
+        assert row["mean"] == pytest.approx(sum(values) / 10, rel=1e-12)
+        assert row["editeval"] == pytest.approx(expected[name], rel=1e-12)
+        assert row["editeval_undefined"] == ""
+    assert [row["metric"] for row in written["metrics"]] == GOLD_METRICS.split(",")
+    printed = capsys.readouterr().out
+    assert f"sari               10{written['metrics'][0]['mean']:>17.4f}{expected['sari']:>12.4f}" in printed
+    assert "1 line(s) without gold edits left out" in printed
+    assert "cite it beside published EditEval results" in printed
+
+
+def test_corpus_alone_needs_no_output_file_and_writes_csv(tmp_path, capsys):
+    source = write_jsonl(tmp_path / "in.jsonl", jfleg_like_lines())
+    table = tmp_path / "corpus.csv"
+    call_command("score", str(source), metrics="compression,sari", corpus=True, corpus_output=str(table))
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    assert [r["metric"] for r in rows] == ["sari"]  # only gold-based metrics have corpus figures
+    assert float(rows[0]["editeval"]) == pytest.approx(EXPECTED["jfleg_like"]["corpus"]["sari"], rel=1e-12)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.csv", "in.jsonl"]
+    assert "scored 10 pairs with compression, sari\n" in capsys.readouterr().out
+
+
+def test_corpus_says_which_figures_editeval_cannot_compute(tmp_path, capsys):
+    lines = [{"id": i, **case} for i, case in enumerate(CASES["fewer_golds_later"], start=1)]
+    table = tmp_path / "corpus.json"
+    call_command(
+        "score",
+        str(write_jsonl(tmp_path / "in.jsonl", lines)),
+        metrics="gleu,sari",
+        corpus=True,
+        corpus_output=str(table),
+    )
+    gleu, sari = json.loads(table.read_text("utf-8"))["metrics"]
+    assert gleu["editeval"] is None and "fewer than the first example's 3" in gleu["editeval_undefined"]
+    assert sari["editeval"] == pytest.approx(EXPECTED["fewer_golds_later"]["corpus"]["sari"], rel=1e-12)
+    assert "no editeval figure for gleu: gleu: example 2 has 2 gold edit(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("lines", "options", "message"),
+    [
+        (GOOD, {"metrics": "compression"}, "give --output, --corpus, or both"),
+        (
+            GOOD,
+            {"metrics": "sari", "output_name": "o.csv", "corpus_output_name": "c.json"},
+            "--corpus-output needs --corpus",
+        ),
+        (
+            GOOD,
+            {"metrics": "compression", "corpus": True},
+            "none of the chosen metrics is gold-based; choose from sari",
+        ),
+        ([GOOD[0]], {"metrics": "sari", "corpus": True}, "--corpus: no line has gold edits"),
+        (GOOD, {"metrics": "sari", "corpus": True, "corpus_output_name": "c.xlsx"}, "must end in .json or .csv"),
+        (
+            GOOD,
+            {"metrics": "sari", "corpus": True, "corpus_output_name": "nope/c.json"},
+            "folder .*nope does not exist",
+        ),
+    ],
+)
+def test_bad_corpus_requests_are_refused_clearly(tmp_path, lines, options, message):
+    source = write_jsonl(tmp_path / "in.jsonl", lines)
+    for option in ("output", "corpus_output"):
+        name = options.pop(f"{option}_name", None)
+        if name:
+            options[option] = str(tmp_path / name)
+    with pytest.raises(CommandError, match=message):
+        call_command("score", str(source), **options)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "line 2: JSON nested too deeply"),
+        ('{"id": 2, "original": "\\ud800", "edited": "b"}', "line 2: field 'original' holds an unpaired surrogate"),
+        ('{"id": "\\udfff", "original": "a", "edited": "b"}', "line 2: field 'id' holds an unpaired surrogate"),
+        ('{"id": 2, "original": "a", "edited": "b", "gold": ["\\ud83d"]}', "line 2: field 'gold' holds an unpaired"),
+        ('{"id": NaN, "original": "a", "edited": "b"}', "line 2: field 'id' must be a string or an integer"),
+        ('{"id": 1e999, "original": "a", "edited": "b"}', "line 2: field 'id' must be a string or an integer"),
+    ],
+)
+def test_hostile_lines_are_refused_with_their_number_and_field(tmp_path, line, message):
+    source = write_jsonl(tmp_path / "in.jsonl", [GOOD[1], line])
+    with pytest.raises(CommandError, match=message):
+        call_command("score", str(source), metrics="sari", output=str(tmp_path / "o.csv"), corpus=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def test_corpus_scores_odd_unicode_and_huge_ids(tmp_path):
+    lines = [
+        {"id": 10**40, "original": "e\u0301te\u0301 \u202eRTL\u202c", "edited": "été", "gold": ["été", "\u200b"]},
+        {"id": "\U0001f600", "original": "", "edited": "", "gold": [""]},
+    ]
+    table = tmp_path / "c.json"
+    out = tmp_path / "o.csv"
+    call_command(
+        "score",
+        str(write_jsonl(tmp_path / "in.jsonl", lines)),
+        metrics=GOLD_METRICS,
+        output=str(out),
+        corpus=True,
+        corpus_output=str(table),
+    )
+    assert [r["id"] for r in csv.DictReader(out.open(encoding="utf-8"))] == [str(10**40), "\U0001f600"]
+    figures = {row["metric"]: row for row in json.loads(table.read_text("utf-8"))["metrics"]}
+    # Both outputs equal a gold edit; EM-Diff gives the unchanged (empty) one 0, as EditEval does.
+    assert figures["exact_match"]["editeval"] == 1.0
+    assert figures["em_diff"]["editeval"] == 0.5
+    # One output token, "été", and no 2-gram anywhere: unsmoothed BLEU 0 on both sides.
+    assert figures["ibleu"]["editeval"] == 0.0
+    # The second line has fewer gold edits than the first: EditEval's GLEU and update-ROUGE fail on that.
+    assert figures["gleu"]["editeval"] is None and figures["update_rouge"]["editeval"] is None

@@ -1,9 +1,14 @@
-"""python manage.py score INPUT --metrics all|NAME,NAME --output OUT [--variant plain|with_references]
+"""python manage.py score INPUT --metrics all|NAME,NAME [--output OUT] [--corpus [--corpus-output FILE]]
+    [--variant plain|with_references] [--workers N]
 
 Scores text pairs from a JSONL file without touching the database. Each input line is an object with
 `id` (string or integer), `original`, `edited` (strings), optional `references` and `gold` (lists of strings).
 OUT ends in .csv or .jsonl: `id`, then one column per metric; a metric that does not apply to a line (a
 gold-based metric on a line without gold) is left empty (CSV) or null (JSONL).
+
+--corpus: for each gold-based metric, over the lines with gold edits, the mean of editlab's per-line values
+and EditEval's corpus figure (`editeval`, computed as EditEval's code computes it: the figure to compare with
+published EditEval results), printed as a table; --corpus-output also writes it (.json or .csv).
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from metrics.text import METRICS, VARIANTS, MetricFailed, MetricUnavailable, Pair, score_pairs
+from metrics.text.editeval import Example, GoldFigure, gold_figures
 
 OUTPUT_FORMATS = (".csv", ".jsonl")
+CORPUS_FORMATS = (".json", ".csv")
 
 
 class InputError(ValueError):
@@ -56,6 +63,8 @@ def _parse_line(line: str, number: int) -> tuple[str | int, Pair]:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InputError(f"line {number}: JSON nested too deeply") from None
     if not isinstance(record, dict):
         raise InputError(f"line {number}: expected a JSON object, got {type(record).__name__}")
     for field in ("id", "original", "edited"):
@@ -67,6 +76,9 @@ def _parse_line(line: str, number: int) -> tuple[str | int, Pair]:
     for field in ("original", "edited"):
         if not isinstance(record[field], str):
             raise InputError(f"line {number}: field {field!r} must be a string")
+        _refuse_surrogates(record[field], number, field)
+    if isinstance(record_id, str):
+        _refuse_surrogates(record_id, number, "id")
     lists = {}
     for field in ("references", "gold"):
         value = record.get(field, [])
@@ -74,8 +86,20 @@ def _parse_line(line: str, number: int) -> tuple[str | int, Pair]:
             value = []
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise InputError(f"line {number}: field {field!r} must be a list of strings")
+        for item in value:
+            _refuse_surrogates(item, number, field)
         lists[field] = tuple(value)
     return record_id, Pair(record["original"], record["edited"], lists["references"], lists["gold"])
+
+
+def _refuse_surrogates(text: str, number: int, field: str) -> None:
+    """JSON may escape a lone UTF-16 surrogate (\\ud800); it is no character, and no UTF-8 file can hold it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"line {number}: field {field!r} holds an unpaired surrogate ({text[exc.start]!r}), which is not text"
+        ) from None
 
 
 def choose_metrics(spec: str, pairs: list[Pair]) -> list[str]:
@@ -98,24 +122,77 @@ def choose_metrics(spec: str, pairs: list[Pair]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def write_output(path: Path, ids: list[str | int], names: list[str], values: dict[str, list[float | None]]) -> None:
+def _write_atomically(path: Path, write) -> None:
     """Write to a temporary file beside `path`, then rename: a failure leaves no partial file behind."""
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            if path.suffix == ".csv":
-                writer = csv.writer(out)
-                writer.writerow(["id", *names])
-                for i, record_id in enumerate(ids):
-                    writer.writerow([record_id, *("" if values[n][i] is None else repr(values[n][i]) for n in names)])
-            else:
-                for i, record_id in enumerate(ids):
-                    row = {"id": record_id, **{n: values[n][i] for n in names}}
-                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            write(out)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_output(path: Path, ids: list[str | int], names: list[str], values: dict[str, list[float | None]]) -> None:
+    def write(out) -> None:
+        if path.suffix == ".csv":
+            writer = csv.writer(out)
+            writer.writerow(["id", *names])
+            for i, record_id in enumerate(ids):
+                writer.writerow([record_id, *("" if values[n][i] is None else repr(values[n][i]) for n in names)])
+        else:
+            for i, record_id in enumerate(ids):
+                row = {"id": record_id, **{n: values[n][i] for n in names}}
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    _write_atomically(path, write)
+
+
+def corpus_table(pairs: list[Pair], names: list[str], values: dict[str, list[float | None]]) -> list[GoldFigure]:
+    """The gold-based metrics among `names`, over the pairs with gold edits: editlab's mean and EditEval's figure."""
+    gold_names = [n for n in names if "gold" in METRICS[n].needs]
+    if not gold_names:
+        raise CommandError(
+            "--corpus: none of the chosen metrics is gold-based; choose from "
+            + ", ".join(n for n, m in METRICS.items() if "gold" in m.needs)
+        )
+    with_gold = [i for i, pair in enumerate(pairs) if pair.gold]
+    if not with_gold:
+        raise CommandError("--corpus: no line has gold edits (field 'gold'); nothing to score")
+    examples = [Example(pairs[i].original, pairs[i].edited, pairs[i].gold) for i in with_gold]
+    per_line = {n: [values[n][i] for i in with_gold] for n in gold_names}
+    return gold_figures(examples, per_line)
+
+
+def write_corpus(path: Path, figures: list[GoldFigure], left_out: int) -> None:
+    def write(out) -> None:
+        if path.suffix == ".csv":
+            writer = csv.writer(out)
+            writer.writerow(GoldFigure.COLUMNS)
+            for figure in figures:
+                writer.writerow(["" if v is None else v for v in figure.to_dict().values()])
+        else:
+            out.write(json.dumps({"lines_without_gold": left_out, "metrics": [f.to_dict() for f in figures]}) + "\n")
+
+    _write_atomically(path, write)
+
+
+def format_corpus(figures: list[GoldFigure], left_out: int) -> str:
+    lines = [f"{'metric':<14}{'n':>7}{'mean (editlab)':>17}{'editeval':>12}"]
+    for f in figures:
+        mean = "-" if f.mean is None else f"{f.mean:.4f}"
+        editeval = "-" if f.editeval is None else f"{f.editeval:.4f}"
+        lines.append(f"{f.metric:<14}{f.n:>7}{mean:>17}{editeval:>12}")
+    for f in figures:
+        if f.editeval_undefined:
+            lines.append(f"no editeval figure for {f.metric}: {f.editeval_undefined}")
+    if left_out:
+        lines.append(f"{left_out} line(s) without gold edits left out")
+    lines.append(
+        "editeval: the corpus figure as EditEval's code computes it; cite it beside published EditEval results"
+    )
+    return "\n".join(lines)
 
 
 class Command(BaseCommand):
@@ -128,16 +205,29 @@ class Command(BaseCommand):
             required=True,
             help="'all' (every available metric; gold-based ones when some line has gold) or NAME,NAME.",
         )
-        parser.add_argument("--output", required=True, type=Path, help="Result file, .csv or .jsonl.")
+        parser.add_argument("--output", type=Path, help="Result file, .csv or .jsonl (optional with --corpus).")
+        parser.add_argument(
+            "--corpus",
+            action="store_true",
+            help="Also print, per gold-based metric, the mean of the per-line values and EditEval's corpus figure.",
+        )
+        parser.add_argument("--corpus-output", type=Path, help="With --corpus: write that table too (.json or .csv).")
         parser.add_argument("--variant", choices=VARIANTS, default="plain", help="plain (default) or with_references.")
         parser.add_argument("--workers", type=int, default=None, help="Processes (default: EDITLAB_METRIC_WORKERS).")
 
-    def handle(self, *args, input: Path, output: Path, **options) -> None:
-        input, output = Path(input), Path(output)  # call_command passes options unconverted
-        if output.suffix not in OUTPUT_FORMATS:
-            raise CommandError(f"--output: {output} must end in .csv or .jsonl")
-        if not output.parent.is_dir():
-            raise CommandError(f"--output: folder {output.parent} does not exist")
+    def handle(self, *args, input: Path, output: Path | None, **options) -> None:
+        input = Path(input)  # call_command passes options unconverted
+        corpus, corpus_output = options["corpus"], options["corpus_output"]
+        if output is None and not corpus:
+            raise CommandError("give --output, --corpus, or both")
+        if corpus_output is not None and not corpus:
+            raise CommandError("--corpus-output needs --corpus")
+        if output is not None:
+            output = Path(output)
+            _check_output("--output", output, OUTPUT_FORMATS)
+        if corpus_output is not None:
+            corpus_output = Path(corpus_output)
+            _check_output("--corpus-output", corpus_output, CORPUS_FORMATS)
         if options["workers"] is not None and options["workers"] < 1:
             raise CommandError("--workers must be at least 1")
         if not input.is_file():
@@ -161,8 +251,25 @@ class Command(BaseCommand):
             raise CommandError(f"{exc}; nothing written") from None
         finally:
             bar.close()
-        try:
-            write_output(output, ids, names, values)
-        except OSError as exc:
-            raise CommandError(f"cannot write {output}: {exc.strerror or exc}") from None
-        self.stdout.write(f"scored {len(pairs)} pairs with {', '.join(names)} -> {output}")
+        figures = corpus_table(pairs, names, values) if corpus else []
+        left_out = sum(1 for pair in pairs if not pair.gold)
+        for path, write in (
+            (output, lambda p: write_output(p, ids, names, values)),
+            (corpus_output, lambda p: write_corpus(p, figures, left_out)),
+        ):
+            if path is None:
+                continue
+            try:
+                write(path)
+            except OSError as exc:
+                raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self.stdout.write(f"scored {len(pairs)} pairs with {', '.join(names)}" + (f" -> {output}" if output else ""))
+        if corpus:
+            self.stdout.write(format_corpus(figures, left_out))
+
+
+def _check_output(option: str, path: Path, formats: tuple[str, ...]) -> None:
+    if path.suffix not in formats:
+        raise CommandError(f"{option}: {path} must end in {' or '.join(formats)}")
+    if not path.parent.is_dir():
+        raise CommandError(f"{option}: folder {path.parent} does not exist")
