@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.api import views_analysis, views_values
+from metrics.api import views_analysis, views_gold, views_values
 
 urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
@@ -13,4 +13,6 @@ urlpatterns: list = [
     path("projects/<int:pk>/export/", views_values.ProjectExportApi.as_view(), name="api-project-export"),
     # Analysis results (metrics/api/views_analysis.py).
     path("projects/<int:pk>/analysis/", views_analysis.ProjectAnalysisApi.as_view(), name="api-project-analysis"),
+    # Gold-based metrics, editlab's means and EditEval's figures (metrics/api/views_gold.py).
+    path("projects/<int:pk>/gold/", views_gold.ProjectGoldApi.as_view(), name="api-project-gold"),
 ]

@@ -25,6 +25,7 @@ from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import plots
 from metrics.analysis import correlate, correlation_matrix, fit_line, format_p, summary_rows
 from metrics.exports import neutralise_formula
+from metrics.gold_figures import gold_table_build
 from metrics.reports import (
     ORIGINS,
     Report,
@@ -142,6 +143,7 @@ def _report_context(report: Report, project: Project) -> dict:
         "effort_plot": plot_urls("effort") if model is not None and model.r2_cv is not None else None,
         "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
         "query": query,
+        "gold": gold_table_build(selection=report.selection),
     }
 
 

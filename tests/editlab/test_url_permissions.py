@@ -239,6 +239,7 @@ ROUTES: dict[str, Route] = {
     "api-project-analysis": Route(
         kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
+    "api-project-gold": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
     # ---- the annotator's pages
     "annotator_home": Route(get=by_role(LOGIN, 200, 200, 200, 200), post=by_role(LOGIN, 200, 200, 200, 200)),
     "editor": Route(
