@@ -6,9 +6,12 @@ import hashlib
 import importlib
 import importlib.util
 import logging
+import os
 import random
+import shutil
 import string
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -31,15 +34,18 @@ def build_from_source() -> ModuleType:
     from setuptools import Distribution, Extension
 
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    folder = CONFIG.cache_dir / "lz77-build" / f"{sys.implementation.cache_tag}-{digest}"
-    extension = Extension("metrics.text._lz77", sources=[str(SOURCE)])
-    build = Distribution({"name": "lz77-for-tests", "ext_modules": [extension]}).get_command_obj("build_ext")
-    build.build_lib, build.build_temp = str(folder / "lib"), str(folder / "temp")
-    build.ensure_finalized()
-    built = Path(build.get_ext_fullpath("metrics.text._lz77"))
-    if not built.exists():
-        build.run()
-    spec = importlib.util.spec_from_file_location("metrics.text._lz77", built)
+    cached = CONFIG.cache_dir / "lz77-build" / f"{sys.implementation.cache_tag}-{digest}.so"
+    if not cached.exists():
+        with tempfile.TemporaryDirectory(prefix="lz77-build-") as folder:
+            extension = Extension("metrics.text._lz77", sources=[str(SOURCE)])
+            build = Distribution({"name": "lz77-for-tests", "ext_modules": [extension]}).get_command_obj("build_ext")
+            build.build_lib, build.build_temp = f"{folder}/lib", f"{folder}/temp"
+            build.ensure_finalized()
+            build.run()
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            # a complete file or none: another test run may load it meanwhile
+            os.replace(shutil.copy(build.get_ext_fullpath("metrics.text._lz77"), f"{cached}.{os.getpid()}"), cached)
+    spec = importlib.util.spec_from_file_location("metrics.text._lz77", cached)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.VERSION == compression._NATIVE_VERSION
