@@ -339,7 +339,7 @@ def test_client_time_running_backwards_across_batches_is_refused_and_nothing_of_
     response = send(annotator_client, post_edit, visit, earlier)
     assert response.status_code == 400
     assert response.json() == {
-        "error": "events: event 0 (seq 6) field 't' decreases: 1000 after 1022 at seq 5, stored from an earlier "
+        "detail": "events: event 0 (seq 6) field 't' decreases: 1000 after 1022 at seq 5, stored from an earlier "
         "batch of this page load (client time may not run backwards within a page load)",
         "code": "invalid",
     }
@@ -382,7 +382,7 @@ def test_resent_and_late_batches_are_placed_among_the_stored_times(annotator, an
     # A late event later than the stored event after it runs time backwards there.
     too_late = send(annotator_client, post_edit, visit, [dict(events[6], t=3000.0)])
     assert too_late.status_code == 400
-    assert too_late.json()["error"] == (
+    assert too_late.json()["detail"] == (
         "events: event 0 (seq 6) field 't' is 3000, later than 1422 at seq 8, stored from an earlier batch of "
         "this page load (client time may not run backwards within a page load)"
     )
@@ -396,7 +396,7 @@ def test_a_seq_that_leaves_no_room_for_the_next_one_is_refused(annotator, annota
     top = 2**31 - 1
     response = send(annotator_client, post_edit, visit, [{"seq": top, "t": 0, "k": "blur"}])
     assert response.status_code == 400
-    assert response.json()["error"] == (
+    assert response.json()["detail"] == (
         f"events: event 0 field 'seq' must be an integer between 0 and {top - 1} "
         "(the seq after it must still fit in 32 bits)"
     )
