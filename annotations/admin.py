@@ -8,9 +8,12 @@ through the service (never a plain delete), so submitted work cannot be removed.
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin as DjangoGroupAdmin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import UserChangeForm, UserCreationForm
-from django.db.models import Count, QuerySet
+from django.contrib.auth.models import Group, Permission
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -240,6 +243,39 @@ class RoleCreationForm(UserCreationForm):
 
 
 admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+def _held_permissions(request: HttpRequest) -> QuerySet:
+    """The permissions the requesting user holds (directly or through groups): all a non-superuser
+    may hand out."""
+    user = request.user
+    return Permission.objects.filter(Q(user=user) | Q(group__user=user)).distinct()
+
+
+@admin.register(Group)
+class GroupAdmin(DjangoGroupAdmin):
+    """A group's permissions: a non-superuser may give or take only those they hold themselves;
+    the group's other permissions are kept as they were."""
+
+    def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
+        if db_field.name == "permissions" and not request.user.is_superuser:
+            held = _held_permissions(request)
+            kwargs["queryset"] = Permission.objects.filter(pk__in=[p.pk for p in held]).select_related("content_type")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        kept: list = []
+        if change and not request.user.is_superuser:
+            held = {p.pk for p in _held_permissions(request)}
+            kept = [
+                pk
+                for pk in Group.objects.get(pk=form.instance.pk).permissions.values_list("pk", flat=True)
+                if pk not in held
+            ]
+        super().save_related(request, form, formsets, change)
+        if kept:
+            form.instance.permissions.add(*kept)
 
 
 @admin.register(User)
@@ -254,6 +290,40 @@ class UserAdmin(DjangoUserAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).prefetch_related("groups")
+
+    # Admin-role users are staff, not superusers: they manage accounts through roles and never
+    # see or set superuser status or single permissions, nor touch a superuser's account (whose
+    # password they could otherwise change and log in with).
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if request.user.is_superuser or obj is None:
+            return fieldsets
+        return [
+            (name, {**options, "fields": ("is_active",)}) if name == "Permissions" else (name, options)
+            for name, options in fieldsets
+        ]
+
+    def get_list_filter(self, request: HttpRequest):
+        if request.user.is_superuser:
+            return self.list_filter
+        return tuple(f for f in self.list_filter if f != "is_superuser")
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is not None and obj.is_superuser and not request.user.is_superuser:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is not None and obj.is_superuser and not request.user.is_superuser:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def user_change_password(self, request: HttpRequest, id: str, form_url: str = ""):
+        target = User.objects.filter(pk=id).first() if str(id).isdigit() else None
+        if target is not None and target.is_superuser and not request.user.is_superuser:
+            raise PermissionDenied
+        return super().user_change_password(request, id, form_url)
 
     @admin.display(description="role")
     def role(self, user) -> str:
@@ -270,6 +340,8 @@ class UserAdmin(DjangoUserAdmin):
             user_set_role(user=form.instance, role=role)
 
     def _set_role(self, request: HttpRequest, queryset: QuerySet, role: str) -> None:
+        if not request.user.is_superuser:
+            queryset = queryset.filter(is_superuser=False)
         for user in queryset:
             user_set_role(user=user, role=role)
         self.message_user(request, f"{queryset.count()} user(s) now have the role {role}.", messages.SUCCESS)

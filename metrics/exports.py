@@ -20,6 +20,7 @@ values) are never altered: a negative number stays a number.
 import csv
 import io
 import json
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,11 @@ from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, store
 PAGE_SIZE = 2000
 TEXT_COLUMNS = ("external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# What spreadsheet programs also take for the start of a formula or a DDE call: the pipe, the line
+# feed, the minus sign, and the full-width and small forms that an input method or NFKC turns into
+# = + - @ | (＝ ＋ － ＠ ｜ ﹦ ﹢ ﹣ ...). Leading spaces (any width) do not make a formula harmless.
+_MORE_FORMULA_STARTS = frozenset("|\n\u2212")
+_FORMULA_SIGNS = frozenset("=+-@|")
 # After the effort figures: whether they can be trusted (README: "Replay and flags").
 QUALITY_COLUMNS = ("uncorroborated_keys", "flags", "definition_version")
 
@@ -160,7 +166,20 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
 
 
 def neutralise_formula(text: str) -> str:
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+    return "'" + text if _starts_a_formula(text) else text
+
+
+def _starts_a_formula(text: str) -> bool:
+    if text.startswith(_FORMULA_STARTS):
+        return True
+    first = text.lstrip(" \u00a0\u3000")[:1]
+    if not first:
+        return False
+    return (
+        first in _FORMULA_STARTS
+        or first in _MORE_FORMULA_STARTS
+        or unicodedata.normalize("NFKC", first) in _FORMULA_SIGNS
+    )
 
 
 def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:

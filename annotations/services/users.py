@@ -5,6 +5,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -14,21 +15,43 @@ from annotations.services.errors import ServiceError
 User = get_user_model()
 
 
+def username_clean(username: str | None) -> str:
+    """The one rule for new usernames, whatever creates them (add_user, the API): Django's
+    NFKC form (the one its login authenticates), at most 150 characters of letters, digits and
+    @ . + - _ (no spaces, no markup)."""
+    name = User.normalize_username((username or "").strip())
+    if not name:
+        raise ServiceError("username: must not be empty")
+    if len(name) > 150:
+        raise ServiceError(f"username: at most 150 characters ({len(name)} given)")
+    try:
+        UnicodeUsernameValidator()(name)
+    except ValidationError:
+        raise ServiceError(
+            f"username: {name!r} may contain only letters, digits and @ . + - _ (no spaces or other signs)"
+        ) from None
+    return name
+
+
 @transaction.atomic
 def user_add(*, username: str, role: str, password: str | None = None, email: str | None = None) -> tuple[Any, bool]:
     """Create the user or update an existing one; returns (user, created).
 
     The role replaces any earlier one; admins become staff (Django admin site access),
-    everyone else loses staff status. A new account needs a password.
+    everyone else loses staff status. A new account needs a password and a name that no existing
+    account has in another case (`ADMIN` cannot shadow `admin`).
     """
-    username = (username or "").strip()
-    if not username:
-        raise ServiceError("username: must not be empty")
     if role not in ROLES:
         raise ServiceError(f"role: unknown role {role!r}; choose one of {', '.join(ROLES)}")
-    user = User.objects.filter(username=username).first()
+    name = User.normalize_username((username or "").strip())
+    # A NUL cannot be in any stored name (nor be sent to PostgreSQL): username_clean refuses it below.
+    user = User.objects.filter(username=name).first() if "\x00" not in name else None
     created = user is None
     if created:
+        username = username_clean(username)
+        twin = User.objects.filter(username__iexact=username).first()
+        if twin is not None:
+            raise ServiceError(f"username: {username!r} differs only in case from the existing user {twin.username!r}")
         if not password:
             raise ServiceError(f"password: a new user ({username}) needs a password")
         user = User(username=username)

@@ -24,7 +24,7 @@ from editlab.benchmarks.support import CHROMIUM_ARGS
 
 EDITOR_JS = Path(__file__).resolve().parents[2] / "annotations" / "static" / "annotations" / "editor"
 ORIGIN = "http://localhost:9"  # routed, never contacted; localhost is a secure context
-ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+ISOLATED = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "credentialless"}
 TYPED = "the quick brown fox jumps over the lazy dog "
 
 

@@ -125,7 +125,7 @@ def test_the_editor_opens_the_item_and_embeds_the_contract_config(annotator_clie
     assert 'id="post-edit-text"' in content and "This are a test.</textarea>" in content
     assert "/static/annotations/editor/main.js" in content
     assert 'type="module"' in content
-    assert response["Cross-Origin-Embedder-Policy"] == "require-corp"
+    assert response["Cross-Origin-Embedder-Policy"] == "credentialless"
     assert response["Cache-Control"] == "no-store"
 
 
