@@ -52,6 +52,12 @@ def _is_trusted(address: Address, networks: tuple[Network, ...]) -> bool:
     return any(address in network for network in networks)
 
 
+def from_trusted_proxy(request: HttpRequest) -> bool:
+    peer = _address(request.META.get("REMOTE_ADDR", "") or "")
+    networks = _trusted(tuple(settings.TRUSTED_PROXIES))
+    return peer is not None and bool(networks) and _is_trusted(peer, networks)
+
+
 def client_address(request: HttpRequest) -> str:
     remote = request.META.get("REMOTE_ADDR", "") or ""
     networks = _trusted(tuple(settings.TRUSTED_PROXIES))

@@ -1,14 +1,28 @@
-"""editlab settings: everything comes from the environment (see .env.example)."""
+"""editlab settings: everything comes from the environment (see .env.example).
 
+A `.env` file in the project folder (or the file EDITLAB_ENV_FILE names) is read first; a variable
+already in the real environment wins over the file.
+"""
+
+import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import load_dotenv
 
 from editlab.client_address import parse_networks
 from editlab.env import env_bool, env_choice, env_float, env_int, env_list, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# EDITLAB_ENV_FILE=/dev/null reads none (the test suite does that: a developer's .env must not
+# point the tests at another database).
+ENV_FILE = Path(os.environ.get("EDITLAB_ENV_FILE") or BASE_DIR / ".env")
+if os.environ.get("EDITLAB_ENV_FILE") and not ENV_FILE.exists():
+    raise ImproperlyConfigured(f"EDITLAB_ENV_FILE={ENV_FILE} does not exist.")
+if ENV_FILE.exists():
+    load_dotenv(ENV_FILE, override=False)
 
 DEBUG = env_bool("DEBUG", False)
 
@@ -43,7 +57,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "editlab.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Production serves static files from the app itself: gunicorn alone is a complete deployment
+    # (development's runserver serves them from the source folders).
+    *([] if DEBUG else ["whitenoise.middleware.WhiteNoiseMiddleware"]),
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -74,6 +92,11 @@ TEMPLATES = [
 WSGI_APPLICATION = "editlab.wsgi.application"
 
 _DEFAULT_DB = f"sqlite:///{BASE_DIR / 'editlab.sqlite3'}"
+if not env_str("DATABASE_URL") and not DEBUG and not env_bool("EDITLAB_ALLOW_SQLITE", False):
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not set. Production (DEBUG off) refuses to start on the embedded SQLite file; "
+        "set DATABASE_URL=postgres://user:password@host:5432/editlab, or EDITLAB_ALLOW_SQLITE=1 to run on SQLite anyway."
+    )
 try:
     DATABASES = {
         "default": dj_database_url.parse(
@@ -106,6 +129,16 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "editlab" / "static"]
+# Production serves what `collectstatic` wrote, compressed (gzip, Brotli when installed) under
+# content-hashed names cached for a year (whitenoise); development serves the source files.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "editlab.storage.StaticFilesStorage"
+    },
+}
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -115,9 +148,17 @@ LOGOUT_REDIRECT_URL = "login"
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31536000, minimum=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+# The process manager and the proxy probe /healthz over plain HTTP on loopback.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# HSTS is opt-in: once sent, browsers refuse plain HTTP to the host for that long, so it is for an
+# operator whose HTTPS is there to stay (e.g. SECURE_HSTS_SECONDS=31536000). Subdomains and the
+# preload list bind the whole domain: each needs its own explicit 1.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# `check --deploy` still warns when HSTS is off (W004); leaving subdomains and preload out is a
+# choice with its own variables, not an oversight to warn about.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 # BEHIND_PROXY=1: a TLS-terminating proxy forwards the requests; its X-Forwarded-Proto says
@@ -158,6 +199,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, items, batches, assignments, edit events, metric values and analyses.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and its documentation page are for logged-in users (session or token), like the
+    # rest of the API: anonymous visitors see only the login page.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI's assets are served by the app itself (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -207,9 +251,26 @@ EDITLAB_JOB_STALE_S = env_int("EDITLAB_JOB_STALE_S", 600, minimum=10)
 # No cache holds state: the login limiter keeps its counters in its own table (created by
 # `migrate`), so the default per-process memory cache is all Django needs.
 
+# Logs go to stderr (gunicorn passes it on: to journald under systemd, or with --capture-output
+# to its --error-logfile), one line per record with its request id; a 5xx is logged by
+# django.request at ERROR with its traceback.
+LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))},
+    "filters": {"request_id": {"()": "editlab.request_id.RequestIdFilter"}},
+    "formatters": {
+        "line": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "stderr": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stderr",
+            "filters": ["request_id"],
+            "formatter": "line",
+        }
+    },
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    # Django's own handlers print only with DEBUG or mail admins; ours take their place.
+    "loggers": {"django": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False}},
 }

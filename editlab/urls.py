@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -10,12 +11,13 @@ admin.site.login_form = LimitedAdminAuthenticationForm
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/login/", views.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
     path("api/", include("annotations.api.urls")),
     path("api/", include("metrics.api.urls")),
     path("", include("annotations.urls")),
@@ -24,3 +26,5 @@ urlpatterns = [
 
 # A 400 that names the limit the request broke (editlab/errors.py).
 handler400 = "editlab.errors.bad_request"
+# A 500 page that quotes the request id of the logged traceback.
+handler500 = "editlab.views.server_error"

@@ -1,11 +1,22 @@
+import logging
+
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.contrib.staticfiles.storage import staticfiles_storage
+from django.db import DatabaseError, connection
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
 
 from annotations.roles import can_read_all, is_annotator
 from editlab.logins.forms import LimitedAuthenticationForm
+from editlab.request_id import current_request_id
+
+logger = logging.getLogger(__name__)
 
 
 @login_required
@@ -40,3 +51,50 @@ class LoginView(auth_views.LoginView):
 def admin_login(request: HttpRequest) -> HttpResponse:
     """The admin site's login: the same limiter, the same 429."""
     return _refused(request, admin.site.login(request))
+
+
+# --------------------------------------------------------------------------- health and errors
+
+
+def _database_ok() -> bool:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            return cursor.fetchone() == (1,)
+    except DatabaseError:
+        logger.exception("healthz: the database is not reachable")
+        return False
+
+
+def _static_ok() -> bool:
+    """In production the pages name static files through collectstatic's manifest: without it
+    every page would fail, so its absence is a failed health check."""
+    storage = staticfiles_storage
+    if not hasattr(storage, "manifest_name"):
+        return True  # development: files are served from the source folders
+    return storage.exists(storage.manifest_name)
+
+
+def _worker_status() -> str:
+    """The task worker's liveness. db_worker keeps no heartbeat of its own today (a running metric
+    job does, per job, on MetricJob.heartbeat), so nothing here can tell a dead worker from an idle
+    one: "unknown" until the jobs side provides a worker heartbeat to read."""
+    if settings.TASKS_BACKEND != "database":
+        return "in-process"  # jobs run inside the app process (thread) or inline (immediate)
+    return "unknown"
+
+
+@require_GET
+@never_cache
+def healthz(request: HttpRequest) -> JsonResponse:
+    """For the process manager and the proxy: 200 when the app can serve, 503 when it cannot.
+    Open to anyone and says nothing but ok/failing per part (no versions, hosts or errors)."""
+    checks = {"database": "ok" if _database_ok() else "failing", "static": "ok" if _static_ok() else "failing"}
+    healthy = all(value == "ok" for value in checks.values())
+    body = {"status": "ok" if healthy else "failing", **checks, "worker": _worker_status()}
+    return JsonResponse(body, status=200 if healthy else 503)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The 500 page names the request id that the log line with the traceback carries."""
+    return HttpResponseServerError(render_to_string("500.html", {"request_id": current_request_id()}))

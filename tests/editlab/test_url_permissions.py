@@ -128,9 +128,10 @@ ROUTES: dict[str, Route] = {
         post=by_role(200, 200, 200, 200, 200),  # a wrong password: the form again, for anyone
         data=lambda w: {"username": "anna", "password": "not her password"},
     ),
+    "healthz": Route(get=by_role(200, 200, 200, 200, 200), post=by_role(405, 405, 405, 405, 405)),
     "logout": Route(get=by_role(405, 405, 405, 405, 405), post={role: Redirect("/login/") for role in ROLES}),
-    "api-schema": Route(get=by_role(200, 200, 200, 200, 200), post=by_role(405, 405, 405, 405, 405)),
-    "api-docs": Route(get=by_role(200, 200, 200, 200, 200), post=by_role(405, 405, 405, 405, 405)),
+    "api-schema": Route(get=by_role(403, 200, 200, 200, 200), post=by_role(403, 405, 405, 405, 405)),
+    "api-docs": Route(get=by_role(LOGIN, 200, 200, 200, 200), post=by_role(LOGIN, 405, 405, 405, 405)),
     # ---- the editor's endpoints: only the post-edit's annotator writes
     **{
         f"api-post-edit-{name}": Route(
