@@ -91,7 +91,21 @@ class ItemOutputSerializer(serializers.ModelSerializer):
             "position",
             "batch",
             "batch_position",
+            "document",
+            "document_position",
+            "outputs",
+            "highlights",
+            "practice",
         ]
+
+
+class StrictTextField(serializers.CharField):
+    """Text, and only text: DRF's CharField turns 5 into "5", but an output that is a number is a mistake."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class ItemInputSerializer(serializers.Serializer):
@@ -107,6 +121,30 @@ class ItemInputSerializer(serializers.Serializer):
     )
     task_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
     meta = serializers.DictField(required=False, default=dict)
+    document = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=255, help_text="Document id; segments share it."
+    )
+    document_position = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0,
+        max_value=2**31 - 1,
+        help_text="The segment's place in its document (unique there); absent or null: after the document's last.",
+    )
+    outputs = serializers.DictField(
+        child=StrictTextField(allow_blank=True, trim_whitespace=False),
+        required=False,
+        default=dict,
+        help_text='Outputs keyed by system, for conditions: {"sysA": "…", "sysB": "…"}.',
+    )
+    highlights = serializers.DictField(
+        child=serializers.ListField(child=serializers.ListField()),
+        required=False,
+        default=dict,
+        help_text='Error spans per output, code points, end exclusive: {"sysA": [[0, 4, "minor"]]}.',
+    )
+    practice = serializers.BooleanField(required=False, default=False, help_text="Shown first; left out of analysis.")
 
 
 class ItemBulkCreateInputSerializer(serializers.Serializer):

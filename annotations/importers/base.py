@@ -64,6 +64,19 @@ class ItemRow:
     gold_edits: list = field(default_factory=list)
     task_type: str = ""
     meta: dict = field(default_factory=dict)
+    # Study design (annotations.importers.study checks them): "" = no document; a position of
+    # None in a document is given on storing, after the document's last one.
+    document: str = ""
+    document_position: int | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
+    highlights: dict[str, list] = field(default_factory=dict)
+    practice: bool = False
+    # A long finished-study table: what each condition's post-editors started from (and the row
+    # that says so), keyed by condition; the store turns it into outputs once it knows which
+    # output each condition shows.
+    started_from: dict[str, tuple[str, Origin]] = field(default_factory=dict)
+    # No model_output column: the item's first output becomes its model output.
+    model_output_from_outputs: bool = False
 
 
 @dataclass
@@ -74,6 +87,7 @@ class PostEditRow:
     origin: Origin
     effort: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    condition: str = ""  # the condition the post-editor worked under (a finished study's design)
 
 
 @dataclass

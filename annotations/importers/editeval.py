@@ -7,12 +7,17 @@ list of them). And what EditEval's own JSONL writer (`main.py --write_to_jsonl`)
 in both: `title`, `retrieved_documents` (list of strings or {"url", "title", "text"}
 objects, kept as the item's references), `meta` (an object; the writer puts `[]` when an
 example has none, and a non-empty list is kept under meta["meta"]).
+
+The `title` (the article a text comes from) is the example's document: examples with the
+same title are the segments of one document, numbered in file order after the positions
+that document already has in the project.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from annotations.importers import study
 from annotations.importers.base import (
     ImportDataError,
     InputFile,
@@ -66,6 +71,7 @@ def _item(record: dict[str, Any], origin: Origin) -> ItemRow:
         task_type=",".join(tasks),
         meta={**meta, **({"title": title} if title else {}), **({"tasks": tasks} if len(tasks) > 1 else {})},
         origin=origin,
+        document=study.document_id(title, origin=origin, field="title"),
     )
 
 

@@ -8,6 +8,12 @@ in iwslt2019 those are the same in all five files while `src` differs per file a
 two distinct segments share an identical S and MT. Without them a segment is its
 (S, MT) text. Every row becomes one submitted post-edit of its segment's item.
 
+Documents: `file_name` is the document the segment comes from (iwslt2019's README:
+"name of the original file", e.g. a WMT test document as one system translated it) and
+`line_in_file` its place there, so they become Item.document and document_position. A
+post-editor's file is not a document: every file holds the same segments, shuffled
+across documents in one order shared by all five.
+
 A study folder also holds files that are not data (its README, a licence, dotfiles such
 as .DS_Store): `is_data_file` says which, for the command line and the upload page alike.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from annotations.importers import study
 from annotations.importers.base import (
     ImportDataError,
     InputFile,
@@ -145,6 +152,18 @@ def _item(fields: dict[str, str], origin: Origin) -> ItemRow:
     else:
         external_id = content_id(source, mt)
     reference = fields.get("REF", "")
+    document, position = "", None
+    if all(name in fields for name in SEGMENT_ID):
+        document = study.document_id(fields["file_name"], origin=origin, field="file_name")
+        position = study.document_position(fields["line_in_file"], origin=origin, field="line_in_file")
+        if not document or position is None:
+            empty = "file_name" if not document else "line_in_file"
+            raise ImportDataError(
+                "is empty: a segment is known by its file_name and line_in_file",
+                file=origin.file,
+                line=origin.line,
+                field=empty,
+            )
     return ItemRow(
         external_id=external_id,
         source=source,
@@ -152,6 +171,8 @@ def _item(fields: dict[str, str], origin: Origin) -> ItemRow:
         references=[reference] if reference else [],
         meta={name: scalar(fields[name]) for name in ITEM_META if name in fields},
         origin=origin,
+        document=document,
+        document_position=position,
     )
 
 

@@ -2,13 +2,21 @@
 stores it with bulk inserts inside the caller's transaction.
 
 Re-import policy: an item whose external_id already exists in the project with the
-same source and model_output is skipped (counted); the same id with different text
-stops the import. A post-edit that already exists (same item, same annotator,
-imported, same text) is skipped; any other existing assignment for that pair stops it.
+same source, model_output and design (document, position, outputs, highlights, practice)
+is skipped (counted); the same id with anything different stops the import. A post-edit
+that already exists (same item, same annotator, imported, same text and condition) is
+skipped; any other existing assignment for that pair stops it.
+
+Study design: positions are unique per document, in the file and against the items already
+stored (a segment without a position gets the next one after its document's last); highlight
+spans must lie inside the output they are over, without overlapping; a finished study's
+conditions must be declared on the project, or be declared by the import when the file says
+what they showed (`_conditions`).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
@@ -17,7 +25,9 @@ from django.core.exceptions import ValidationError
 from django.db.models import Max
 from django.utils import timezone
 
+from annotations.design import Condition, DesignError, parse_conditions, parse_spans
 from annotations.importers.base import ImportDataError, ItemRow, Origin, Plan, PostEditRow
+from annotations.importers.study import output_name
 from annotations.models import Assignment, Item, PostEdit, Project
 from annotations.roles import ANNOTATOR, is_annotator, set_role
 
@@ -61,20 +71,24 @@ class ImportReport:
 def plan_store(*, project: Project, plan: Plan, report: ImportReport) -> None:
     """Check the plan against itself and the project, then write it; raises before writing."""
     _check_plan(plan)
+    declared, new_conditions = _conditions(project, plan)
+    starts = _starting_texts(plan, declared)
+    _check_design(plan)
     existing = _existing_items(project, plan.items)
+    new_items = [row for row in plan.items if row.external_id not in existing]
+    _check_positions(project, plan.items, new_items)
     annotators = _annotators(plan.post_edits)
     skipped_post_edits = _existing_post_edits(plan.post_edits, existing, annotators)
 
-    _update_project(project, plan, report)
+    _update_project(project, plan, report, new_conditions)
     item_ids = {external_id: pk for external_id, (pk, _) in existing.items()}
-    new_items = [row for row in plan.items if row.external_id not in existing]
     item_ids.update(_create_items(project, new_items))
     report.items_created = len(new_items)
     report.items_skipped = len(plan.items) - len(new_items)
 
     users = {name: _annotator_account(name, user, report) for name, user in annotators.items()}
     to_create = [row for row in plan.post_edits if (row.external_id, row.annotator) not in skipped_post_edits]
-    _create_post_edits(plan, to_create, item_ids, users)
+    _create_post_edits(plan, to_create, item_ids, users, starts)
     report.post_edits_created = len(to_create)
     report.post_edits_skipped = len(skipped_post_edits)
 
@@ -85,7 +99,22 @@ def _fail(message: str, origin: Origin, field: str | None = None) -> ImportDataE
 
 def _check_plan(plan: Plan) -> None:
     seen: dict[str, Origin] = {}
+    places: dict[tuple[str, int], ItemRow] = {}
     for row in plan.items:
+        if row.document_position is not None and not row.document:
+            raise _fail(
+                "a position needs a document: it is the segment's place in its document", row.origin, "position"
+            )
+        if row.document and row.document_position is not None:
+            first_at = places.setdefault((row.document, row.document_position), row)
+            if first_at is not row:
+                raise _fail(
+                    f"document {row.document!r} has a segment at position {row.document_position} twice "
+                    f"(item {first_at.external_id!r} at {first_at.origin.file}, line {first_at.origin.line}); "
+                    "positions are unique per document",
+                    row.origin,
+                    "position",
+                )
         if len(row.external_id) > MAX_EXTERNAL_ID:
             raise _fail(f"id is longer than {MAX_EXTERNAL_ID} characters", row.origin, "external_id")
         if len(row.task_type) > MAX_TASK_TYPE:
@@ -126,11 +155,11 @@ def _existing_items(project: Project, rows: list[ItemRow]) -> dict[str, tuple[in
     wanted = {row.external_id: row for row in rows}
     found: dict[str, tuple[int, ItemRow]] = {}
     for ids in _chunks(list(wanted)):
-        stored = project.items.filter(external_id__in=ids).values_list("external_id", "id", "source", "model_output")
-        for external_id, pk, source, model_output in stored:
+        stored = project.items.filter(external_id__in=ids).values_list("external_id", "id", *COMPARED)
+        for external_id, pk, *values in stored:
             row = wanted[external_id]
-            if (source, model_output) != (row.source, row.model_output):
-                changed = "model_output" if model_output != row.model_output else "source"
+            changed = _first_difference(row, dict(zip(COMPARED, values, strict=True)))
+            if changed:
                 raise _fail(
                     f"duplicate id {external_id!r}: project {project.name!r} already has this item "
                     f"with a different {changed}",
@@ -139,6 +168,177 @@ def _existing_items(project: Project, rows: list[ItemRow]) -> dict[str, tuple[in
                 )
             found[external_id] = (pk, row)
     return found
+
+
+COMPARED = ("model_output", "source", "document", "document_position", "outputs", "highlights", "practice")
+
+
+def _first_difference(row: ItemRow, stored: dict) -> str | None:
+    """The first of COMPARED on which the plan's row and the stored item differ (a position the
+    plan leaves to the store is no difference)."""
+    for name in COMPARED:
+        if name == "document_position" and row.document_position is None:
+            continue
+        if getattr(row, name) != stored[name]:
+            return "position" if name == "document_position" else name
+    return None
+
+
+def _check_positions(project: Project, rows: list[ItemRow], new_rows: list[ItemRow]) -> None:
+    """New segments' positions are free in their documents; segments without one get the next
+    positions after their document's last (stored or in the plan), in the plan's order."""
+    documents = sorted({row.document for row in new_rows if row.document})
+    if not documents:
+        return
+    taken: dict[str, dict[int, str]] = defaultdict(dict)
+    for names in _chunks(documents):
+        stored = project.items.filter(document__in=names, document_position__isnull=False)
+        for document, position, external_id in stored.values_list("document", "document_position", "external_id"):
+            taken[document][position] = external_id
+    for row in new_rows:
+        if row.document and row.document_position is not None:
+            holder = taken[row.document].get(row.document_position)
+            if holder is not None:
+                raise _fail(
+                    f"document {row.document!r} already has a segment at position {row.document_position} in "
+                    f"project {project.name!r} (item {holder!r}); positions are unique per document",
+                    row.origin,
+                    "position",
+                )
+    last = {document: max(taken[document], default=0) for document in documents}
+    for row in rows:
+        if row.document in last and row.document_position is not None:
+            last[row.document] = max(last[row.document], row.document_position)
+    for row in new_rows:
+        if row.document and row.document_position is None:
+            last[row.document] += 1
+            row.document_position = last[row.document]
+
+
+def _check_design(plan: Plan) -> None:
+    """Outputs are text under valid names; highlight spans lie inside the output they are over."""
+    for row in plan.items:
+        for name, text in row.outputs.items():
+            output_name(name, origin=row.origin, field="outputs")
+            if not isinstance(text, str):
+                raise _fail("an output must be text", row.origin, f"outputs.{name}")
+        for name, spans in list(row.highlights.items()):
+            text = row.outputs.get(name)
+            if text is None:
+                has = ", ".join(map(repr, row.outputs)) or "none"
+                raise _fail(
+                    f"highlights over the output {name!r}, which this item does not have (its outputs: {has})",
+                    row.origin,
+                    f"highlights.{name}",
+                )
+            try:
+                parsed = parse_spans(spans, text, where=f"highlights.{name}")
+            except DesignError as exc:
+                place, _, problem = str(exc).partition(": ")
+                raise _fail(problem, row.origin, place) from None
+            row.highlights[name] = [list(span) for span in parsed]
+
+
+def _conditions(project: Project, plan: Plan) -> tuple[dict[str, Condition], list[Condition]]:
+    """The conditions the plan's post-edits name, each declared on the project or declared now.
+
+    A condition the project lacks is declared when the file says what its post-editors started
+    from: the texts of a start_text column (an empty editor when all are empty), or an output
+    named like the condition. Anything else is refused: only the researcher knows it.
+    """
+    used: dict[str, Origin] = {}
+    for row in plan.post_edits:
+        if row.condition:
+            used.setdefault(row.condition, row.origin)
+    if not used:
+        return {}, []
+    try:
+        declared = {condition.name: condition for condition in parse_conditions(project.conditions)}
+    except DesignError as exc:
+        raise _fail(
+            f"the project's declared conditions cannot be read ({exc}); fix them on the project first",
+            next(iter(used.values())),
+            "condition",
+        ) from None
+    new: list[Condition] = []
+    for name, origin in used.items():
+        if name in declared:
+            continue
+        twin = next((known for known in declared if known.casefold() == name.casefold()), None)
+        if twin is not None:
+            raise _fail(f"condition {name!r} differs from the condition {twin!r} only in case", origin, "condition")
+        output = _shown_output(name, plan)
+        if output is _UNKNOWN:
+            names = ", ".join(map(repr, declared)) or "none"
+            raise _fail(
+                f"condition {name!r} is not declared on project {project.name!r} (it declares {names}) and the file "
+                "does not say what its post-editors started from: declare it on the project first, or give the "
+                f"text it showed (an output:{name} column, or a start_text column)",
+                origin,
+                "condition",
+            )
+        declared[name] = Condition(name=name, output=output, highlights=False)  # type: ignore[arg-type]
+        new.append(declared[name])
+    return declared, new
+
+
+_UNKNOWN = object()
+
+
+def _shown_output(name: str, plan: Plan) -> object:
+    texts = [row.started_from[name][0] for row in plan.items if name in row.started_from]
+    if texts:
+        return name if any(texts) else None
+    if any(name in row.outputs for row in plan.items):
+        return name
+    return _UNKNOWN
+
+
+def _starting_texts(plan: Plan, declared: dict[str, Condition]) -> dict[tuple[str, str], str]:
+    """The text each post-edit with a condition started from (its PostEdit.original_text); fills
+    items' outputs from a start_text column and model outputs left to the outputs."""
+    for row in plan.items:
+        for name, (text, origin) in row.started_from.items():
+            output = declared[name].output
+            if output is None:
+                if text:
+                    raise _fail(
+                        f"condition {name!r} shows an empty editor (translating from scratch), but this post-editor "
+                        "started from a text",
+                        origin,
+                        "start_text",
+                    )
+                continue
+            if not text:
+                raise _fail(
+                    f"condition {name!r} shows the output {output!r}, but this post-editor started from an empty text",
+                    origin,
+                    "start_text",
+                )
+            known = row.outputs.setdefault(output, text)
+            if known != text:
+                raise _fail(
+                    f"differs from the item's output {output!r}, which condition {name!r} shows", origin, "start_text"
+                )
+        if row.model_output_from_outputs and not row.model_output:
+            row.model_output = next(iter(row.outputs.values()), "")
+    items = {row.external_id: row for row in plan.items}
+    starts: dict[tuple[str, str], str] = {}
+    for post_edit in plan.post_edits:
+        if not post_edit.condition:
+            continue
+        output = declared[post_edit.condition].output
+        text = "" if output is None else items[post_edit.external_id].outputs.get(output)
+        if text is None:
+            has = ", ".join(map(repr, items[post_edit.external_id].outputs)) or "none"
+            raise _fail(
+                f"condition {post_edit.condition!r} shows the output {output!r}, which item "
+                f"{post_edit.external_id!r} does not have (its outputs: {has})",
+                post_edit.origin,
+                "condition",
+            )
+        starts[(post_edit.external_id, post_edit.annotator)] = text
+    return starts
 
 
 def _chunks(values: list, size: int = 2000):
@@ -177,16 +377,17 @@ def _existing_post_edits(
         found
         for item_ids in _chunks(list(items))
         for found in Assignment.objects.filter(annotator_id__in=list(users), item_id__in=item_ids).values_list(
-            "item_id", "annotator_id", "status", "post_edit__origin", "post_edit__text"
+            "item_id", "annotator_id", "status", "post_edit__origin", "post_edit__text", "post_edit__condition"
         )
     ]
     same: set[tuple[str, str]] = set()
-    for item_id, user_id, status, origin, text in stored:
+    for item_id, user_id, status, origin, text, condition in stored:
         key = (items[item_id], users[user_id])
         row = wanted.get(key)
         if row is None:
             continue
-        if status == Assignment.SUBMITTED and origin == PostEdit.IMPORTED and text == row.text:
+        imported = status == Assignment.SUBMITTED and origin == PostEdit.IMPORTED
+        if imported and (text, condition or "") == (row.text, row.condition):
             same.add(key)
             continue
         what = "a different post-edit" if status == Assignment.SUBMITTED else f"an assignment ({status})"
@@ -198,9 +399,19 @@ def _existing_post_edits(
     return same
 
 
-def _update_project(project: Project, plan: Plan, report: ImportReport) -> None:
+def _update_project(project: Project, plan: Plan, report: ImportReport, new_conditions: list[Condition]) -> None:
     """Fill what the file defines without overwriting what the project already has."""
     changed: list[str] = []
+    if new_conditions:
+        project.conditions = [*project.conditions, *(condition.as_json() for condition in new_conditions)]
+        changed.append("conditions")
+        shows = ", ".join(
+            f"{c.name} ({'an empty editor' if c.output is None else f'output {c.output!r}'})" for c in new_conditions
+        )
+        report.notes.append(
+            f"declared the file's conditions on the project: {shows}; without highlights "
+            "(turn them on in the project's conditions if the study showed them)"
+        )
     if plan.task_type and not project.task_type:
         project.task_type = plan.task_type[:MAX_TASK_TYPE]
         changed.append("task_type")
@@ -231,6 +442,11 @@ def _create_items(project: Project, rows: list[ItemRow]) -> dict[str, int]:
             task_type=row.task_type,
             meta=row.meta,
             position=start + n,
+            document=row.document,
+            document_position=row.document_position,
+            outputs=row.outputs,
+            highlights=row.highlights,
+            practice=row.practice,
         )
         for n, row in enumerate(rows)
     ]
@@ -253,7 +469,13 @@ def _annotator_account(name: str, user, report: ImportReport):
     return user
 
 
-def _create_post_edits(plan: Plan, rows: list[PostEditRow], item_ids: dict[str, int], users: dict) -> None:
+def _create_post_edits(
+    plan: Plan,
+    rows: list[PostEditRow],
+    item_ids: dict[str, int],
+    users: dict,
+    starts: dict[tuple[str, str], str],
+) -> None:
     if not rows:
         return
     now = timezone.now()
@@ -264,6 +486,7 @@ def _create_post_edits(plan: Plan, rows: list[PostEditRow], item_ids: dict[str, 
                 annotator=users[row.annotator],
                 status=Assignment.SUBMITTED,
                 finished=now,
+                condition=row.condition,
             )
             for row in rows
         ],
@@ -280,6 +503,8 @@ def _create_post_edits(plan: Plan, rows: list[PostEditRow], item_ids: dict[str, 
                 definition_version=plan.definition_version,
                 submitted_at=now,
                 extra=row.extra,
+                condition=row.condition,
+                original_text=starts.get((row.external_id, row.annotator)),
                 **row.effort,
             )
             for assignment, row in zip(assignments, rows, strict=True)

@@ -1,9 +1,14 @@
 """`table`: CSV, TSV or JSONL rows with a column mapping (target field -> column).
 
 Targets are the data model's names. Item fields: external_id, source, model_output
-(required), instruction, references, gold_edits. A finished study adds edited,
-annotator, wall_ms or wall_s, and any effort count (letters ... allkeys): each row is
-then one submitted post-edit, and rows sharing external_id (or, without it, source
+(required unless the item has outputs), instruction, references, gold_edits, and the
+study design: document, position (the segment's place in its document), outputs (a JSON
+object by system) or output:NAME (one column per system), highlights (a JSON object of
+span lists by output) or highlights:NAME (a JSON span list over output NAME), practice.
+A finished study adds edited, annotator, wall_ms or wall_s, any effort count (letters ...
+allkeys), condition (what the row's post-editor worked under) and start_text (the text
+they started from: one row per post-edit, the output their condition showed): each row
+is then one submitted post-edit, and rows sharing external_id (or, without it, source
 and model_output) are one item edited by several annotators.
 
 A column named exactly like a target is mapped to it unless the mapping says
@@ -27,6 +32,7 @@ from typing import Any
 
 from django.conf import settings
 
+from annotations.importers import study
 from annotations.importers.base import (
     ImportDataError,
     InputFile,
@@ -45,8 +51,11 @@ from annotations.importers.base import (
 from annotations.models import EFFORT_COUNT_FIELDS
 
 ITEM_TARGETS = ("external_id", "source", "model_output", "instruction", "references", "gold_edits")
-STUDY_TARGETS = ("edited", "annotator", "wall_ms", "wall_s", *EFFORT_COUNT_FIELDS)
-TARGETS = ITEM_TARGETS + STUDY_TARGETS
+DESIGN_TARGETS = ("document", "position", "outputs", "highlights", "practice")
+STUDY_TARGETS = ("edited", "annotator", "wall_ms", "wall_s", *EFFORT_COUNT_FIELDS, "condition", "start_text")
+TARGETS = ITEM_TARGETS + DESIGN_TARGETS + STUDY_TARGETS
+# One column per output: output:NAME (its text) and highlights:NAME (a JSON list of spans over it).
+PER_OUTPUT = ("output", "highlights")
 LIST_TARGETS = ("references", "gold_edits")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -68,14 +77,50 @@ def read_header(file: InputFile) -> list[str]:
     return columns
 
 
+def mapping_pairs(text: str, *, where: str) -> dict[str, str]:
+    """'model_output=mt_text,output:sysA=mt_a,edited=' -> {..., 'edited': ''} ('' = not mapped)."""
+    mapping: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        target, sep, column = part.partition("=")
+        if not sep or not target.strip():
+            raise ImportDataError(f"{shown(part)} is not TARGET=COLUMN (e.g. model_output=mt_text)", file=where)
+        mapping[target.strip()] = column.strip()
+    return mapping
+
+
+def per_output(target: str) -> tuple[str, str] | None:
+    """("output", NAME) for output:NAME, ("highlights", NAME) for highlights:NAME, else None."""
+    kind, sep, name = target.partition(":")
+    return (kind, name) if sep and kind in PER_OUTPUT else None
+
+
+def _names_a_target(column: str) -> bool:
+    split = per_output(column)
+    if split is None:
+        return column in TARGETS
+    name = split[1]
+    return bool(name.strip()) and name == name.strip() and study.invisible_character(name) is None
+
+
+def _known_target(target: str, file: str) -> None:
+    split = per_output(target)
+    if split is not None:
+        study.output_name(split[1], origin=Origin(file, 1), field=target)
+        return
+    if target not in TARGETS:
+        raise ImportDataError(
+            f"unknown mapping target; targets are {', '.join(TARGETS)}, output:NAME and highlights:NAME",
+            file=file,
+            line=1,
+            field=target,
+        )
+
+
 def resolve_mapping(columns: list[str], mapping: dict[str, str], file: str) -> dict[str, str]:
     """Explicit entries, plus identically named columns; checked against the header."""
     for target in mapping:
-        if target not in TARGETS:
-            raise ImportDataError(
-                f"unknown mapping target; targets are {', '.join(TARGETS)}", file=file, line=1, field=target
-            )
-    resolved = {t: t for t in TARGETS if t in columns and t not in mapping}
+        _known_target(target, file)
+    resolved = {c: c for c in columns if _names_a_target(c) and c not in mapping}
     resolved.update({t: c for t, c in mapping.items() if c})
     for target, column in resolved.items():
         if column not in columns:
@@ -93,10 +138,23 @@ def _check_targets(targets: set[str], file: str) -> None:
     def fail(message: str, field: str) -> ImportDataError:
         return ImportDataError(message, file=file, line=1, field=field)
 
-    if "model_output" not in targets:
-        raise fail("map a column to model_output (e.g. --map model_output=mt_text)", "model_output")
+    outputs = {t for t in targets if per_output(t) and t.startswith("output:")}
+    if "model_output" not in targets and not outputs and not {"outputs", "start_text"} & targets:
+        raise fail(
+            "map a column to model_output (e.g. --map model_output=mt_text), or the outputs by system "
+            "(output:NAME=column, outputs, or start_text)",
+            "model_output",
+        )
     if {"wall_ms", "wall_s"} <= targets:
         raise fail("map wall_ms or wall_s, not both", "wall_s")
+    if outputs and "outputs" in targets:
+        raise fail("map outputs (a JSON object) or output:NAME columns, not both", "outputs")
+    if "highlights" in targets and any(t.startswith("highlights:") for t in targets):
+        raise fail("map highlights (a JSON object) or highlights:NAME columns, not both", "highlights")
+    if "position" in targets and "document" not in targets:
+        raise fail("a position is a segment's place in its document: map document too", "position")
+    if "start_text" in targets and "condition" not in targets:
+        raise fail("start_text is what a condition showed: map condition too", "condition")
     study = targets & set(STUDY_TARGETS)
     if study and not {"edited", "annotator"} <= targets:
         missing = "edited" if "edited" not in targets else "annotator"
@@ -106,8 +164,8 @@ def _check_targets(targets: set[str], file: str) -> None:
 def parse(file: InputFile, *, mapping: dict[str, str]) -> Plan:
     columns, rows = _read(file)
     resolved = resolve_mapping(columns, mapping, file.name)
-    study = "edited" in resolved
-    plan = Plan(fmt="table", definition_version=DEFINITION_VERSION if study else "")
+    finished = "edited" in resolved
+    plan = Plan(fmt="table", definition_version=DEFINITION_VERSION if finished else "")
     items: dict[str, ItemRow] = {}
     for line, record in rows:
         origin = Origin(file.name, line)
@@ -118,16 +176,19 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> Plan:
                 )
         values = {target: record[column] for target, column in resolved.items()}
         rest = {c: _kept(v) for c, v in record.items() if c not in resolved.values()}
-        item = _item(values, origin, meta={} if study else rest)
-        if not study:
+        item = _item(values, origin, meta={} if finished else rest)
+        if not finished:
             plan.items.append(item)
             continue
+        post_edit = _post_edit(values, item.external_id, origin, extra=rest)
+        if "start_text" in values:
+            _started_from(item, post_edit, values, origin)
         known = items.setdefault(item.external_id, item)
         if known is item:
             plan.items.append(item)
         else:
             _same_item(known, item, resolved)
-        plan.post_edits.append(_post_edit(values, item.external_id, origin, extra=rest))
+        plan.post_edits.append(post_edit)
     if not plan.items:
         raise ImportDataError("no rows under the header", file=file.name)
     return plan
@@ -262,30 +323,125 @@ def _document(value: Any) -> bool:
 
 def _item(values: dict[str, Any], origin: Origin, meta: dict[str, Any]) -> ItemRow:
     source = _text(values, "source", origin)
-    model_output = _text(values, "model_output", origin, required=True)
+    outputs = _outputs(values, origin)
+    from_outputs = "model_output" not in values
+    if from_outputs:
+        model_output = ""  # the item's first output, once the store knows them all (start_text)
+    else:
+        model_output = _text(values, "model_output", origin, required=True)
     external_id = _text(values, "external_id", origin) if "external_id" in values else ""
     if "external_id" in values and not external_id.strip():
         raise ImportDataError("must not be empty", file=origin.file, line=origin.line, field="external_id")
+    if not external_id and from_outputs:
+        first = next(iter(outputs.values()), "")
+        if not first:
+            raise ImportDataError(
+                "an item without external_id is known by its source and output, and this row has no output: "
+                "map external_id",
+                file=origin.file,
+                line=origin.line,
+                field="external_id",
+            )
+        external_id = content_id(source, first)
+    document = study.document_id(values.get("document"), origin=origin)
+    position = study.document_position(values.get("position"), origin=origin)
+    if document and position is None and "position" in values:
+        raise ImportDataError(
+            f"a segment of document {document!r} needs its position (or leave position unmapped: the segments "
+            "are then numbered in file order)",
+            file=origin.file,
+            line=origin.line,
+            field="position",
+        )
     return ItemRow(
         external_id=external_id or content_id(source, model_output),
         source=source,
         model_output=model_output,
+        model_output_from_outputs=from_outputs,
         instruction=_text(values, "instruction", origin),
         references=_text_list(values, "references", origin),
         gold_edits=_text_list(values, "gold_edits", origin),
         meta=meta,
         origin=origin,
+        document=document,
+        document_position=position,
+        outputs=outputs,
+        highlights=_highlights(values, origin),
+        practice=study.practice(values.get("practice"), origin=origin),
     )
 
 
+def _json_cell(values: dict[str, Any], target: str, origin: Origin, *, what: str) -> Any:
+    """A JSON value: as is from JSONL, parsed from a CSV/TSV cell (an empty cell is None)."""
+    value = values.get(target)
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        return parse_json(value, file=origin.file, line=origin.line, field=target, what=f"must be {what}")
+    return value
+
+
+def _outputs(values: dict[str, Any], origin: Origin) -> dict[str, str]:
+    if "outputs" in values:
+        return study.outputs(_json_cell(values, "outputs", origin, what="a JSON object"), origin=origin)
+    found: dict[str, str] = {}
+    for target, value in values.items():
+        split = per_output(target)
+        if split is None or split[0] != "output" or value is None or value == "":
+            continue  # an empty cell: this item has no output of that system
+        found[split[1]] = study.output_text(value, origin=origin, field=target)
+    return found
+
+
+def _highlights(values: dict[str, Any], origin: Origin) -> dict[str, list]:
+    if "highlights" in values:
+        return study.highlights(_json_cell(values, "highlights", origin, what="a JSON object"), origin=origin)
+    found: dict[str, list] = {}
+    for target in values:
+        split = per_output(target)
+        if split is None or split[0] != "highlights":
+            continue
+        spans = study.span_list(
+            _json_cell(values, target, origin, what="a JSON list of spans"), origin=origin, field=target
+        )
+        if spans:
+            found[split[1]] = spans
+    return found
+
+
+def _started_from(item: ItemRow, post_edit: PostEditRow, values: dict[str, Any], origin: Origin) -> None:
+    """Record what this row's post-editor started from under their condition (a long table)."""
+    text = _text(values, "start_text", origin)
+    if not post_edit.condition:
+        raise ImportDataError(
+            "a start text is what the row's condition showed: this row names no condition",
+            file=origin.file,
+            line=origin.line,
+            field="condition",
+        )
+    item.started_from[post_edit.condition] = (text, origin)
+
+
 def _same_item(known: ItemRow, item: ItemRow, resolved: dict[str, str]) -> None:
-    for target in ("model_output", "source", "instruction", "references", "gold_edits"):
+    fields = ("model_output", "source", "instruction", "references", "gold_edits", "document", "practice")
+    for target in (*fields, "document_position", "outputs", "highlights"):
         if getattr(known, target) != getattr(item, target):
+            name = "position" if target == "document_position" else target
             raise ImportDataError(
-                f"item {item.external_id!r} has a different {target} than at line {known.origin.line}",
+                f"item {item.external_id!r} has a different {name} than at line {known.origin.line}",
                 file=item.origin.file,
                 line=item.origin.line,
-                field=resolved.get(target, target),
+                field=resolved.get(name, name),
+            )
+    for condition, (text, origin) in item.started_from.items():
+        first = known.started_from.setdefault(condition, (text, origin))
+        if first[0] != text:
+            raise ImportDataError(
+                f"item {item.external_id!r} started from another text under condition {condition!r} than at "
+                f"line {first[1].line}",
+                file=origin.file,
+                line=origin.line,
+                field=resolved.get("start_text", "start_text"),
             )
 
 
@@ -313,6 +469,7 @@ def _post_edit(values: dict[str, Any], external_id: str, origin: Origin, extra: 
         effort=effort,
         extra=extra,
         origin=origin,
+        condition=study.condition_name(values.get("condition"), origin=origin),
     )
 
 

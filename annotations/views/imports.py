@@ -17,7 +17,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotations.importers import FORMATS, ImportDataError, ImportReport, files_from_uploads, import_items
 from annotations.importers.base import InputFile
-from annotations.importers.table import ITEM_TARGETS, STUDY_TARGETS, read_header
+from annotations.importers.table import (
+    DESIGN_TARGETS,
+    ITEM_TARGETS,
+    STUDY_TARGETS,
+    mapping_pairs,
+    per_output,
+    read_header,
+)
 from annotations.models import Project
 from annotations.roles import ADMIN, role_required
 
@@ -83,9 +90,19 @@ class ImportForm(forms.Form):
         return data
 
 
+EXTRA_FIELD = "map_extra"  # typed TARGET=COLUMN pairs: output:NAME and highlights:NAME, one per system
+
+
 def _mapping(request: HttpRequest) -> dict[str, str]:
-    """map_<target> fields of the mapping partial; "" means the admin left it unmapped."""
-    return {key.removeprefix("map_"): value for key, value in request.POST.items() if key.startswith("map_")}
+    """map_<target> fields of the mapping partial ("" means the admin left it unmapped), then the
+    typed pairs of map_extra (ImportDataError when one is not TARGET=COLUMN)."""
+    mapping = {
+        key.removeprefix("map_"): value
+        for key, value in request.POST.items()
+        if key.startswith("map_") and key != EXTRA_FIELD
+    }
+    mapping.update(mapping_pairs(request.POST.get(EXTRA_FIELD, ""), where="more mapping"))
+    return mapping
 
 
 def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
@@ -103,12 +120,19 @@ def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
         columns = read_header(InputFile(name=upload.name or "upload", data=head))
     except ImportDataError as exc:
         return {"show_mapping": True, "mapping_error": str(exc)}
-    chosen = _mapping(request)
+    chosen = {key.removeprefix("map_"): value for key, value in request.POST.items() if key.startswith("map_")}
     rows = [
         {"target": target, "selected": chosen.get(target, target if target in columns else "")}
-        for target in (*ITEM_TARGETS, *STUDY_TARGETS)
+        for target in (*ITEM_TARGETS, *DESIGN_TARGETS, *STUDY_TARGETS)
     ]
-    return {"show_mapping": True, "columns": columns, "mapping_rows": rows, "mapping_file": upload.name}
+    return {
+        "show_mapping": True,
+        "columns": columns,
+        "mapping_rows": rows,
+        "mapping_file": upload.name,
+        "mapping_extra": request.POST.get(EXTRA_FIELD, ""),
+        "per_output_columns": [column for column in columns if per_output(column)],
+    }
 
 
 @login_required
@@ -120,7 +144,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
-            report = _run(form, _mapping(request))
+            report = _run(form, request)
             if report is None:
                 status = 400
             else:
@@ -135,9 +159,10 @@ def import_page(request: HttpRequest) -> HttpResponse:
     return render(request, "annotations/import_items.html", context, status=status)
 
 
-def _run(form: ImportForm, mapping: dict[str, str]) -> ImportReport | None:
+def _run(form: ImportForm, request: HttpRequest) -> ImportReport | None:
     data = form.cleaned_data
     try:
+        mapping = _mapping(request)
         files = files_from_uploads(data["files"])
         predictions = files_from_uploads([data["predictions"]])[0] if data.get("predictions") else None
         report = import_items(

@@ -341,3 +341,60 @@ def test_deep_json_and_huge_numbers_in_an_upload_are_form_errors(admin_client):
         "letters must be between 0 and 2,147,483,647 (the letters column holds at most 2,147,483,647)"
     ]
     assert not Item.objects.exists()
+
+
+DESIGN_CSV = (
+    "id,doc,seg,src,google,mbart,qe_google,practice\n"
+    'd1-1,news-7,1,The cat sleeps.,Il gatto dorme.,Il gatto riposa.,"[[4, 9, ""minor""]]",no\n'
+    "d1-2,news-7,2,It is late.,È tardi.,Si è fatto tardi.,,\n"
+)
+
+
+@pytest.mark.django_db
+def test_the_mapping_partial_offers_the_design_fields_and_the_outputs_by_system(admin_client):
+    response = admin_client.post(MAPPING, {"fmt": "table", "files": upload("qe.csv", DESIGN_CSV)})
+
+    html = response.content.decode()
+    for target in ("document", "position", "outputs", "highlights", "practice", "condition", "start_text"):
+        assert f'<select name="map_{target}" id="id_map_{target}">' in html
+    assert '<option value="practice" selected>practice</option>' in html
+    assert 'name="map_extra"' in html and "output:NAME=column" in html
+
+
+@pytest.mark.django_db
+def test_a_table_upload_maps_outputs_by_system_typed_beside_the_selects(admin_client):
+    project = ProjectFactory()
+    fields = {"map_external_id": "id", "map_document": "doc", "map_position": "seg", "map_source": "src"}
+    fields["map_extra"] = "output:google=google, output:mbart=mbart, highlights:google=qe_google"
+
+    response = admin_client.post(
+        PAGE, {"project": project.pk, "fmt": "table", "files": upload("qe.csv", DESIGN_CSV), **fields}
+    )
+
+    assert response.status_code == 200, response.content.decode()
+    item = Item.objects.get(external_id="d1-1")
+    assert item.outputs == {"google": "Il gatto dorme.", "mbart": "Il gatto riposa."}
+    assert (item.document, item.document_position, item.highlights) == ("news-7", 1, {"google": [[4, 9, "minor"]]})
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("output:google", "more mapping: &#x27;output:google&#x27; is not TARGET=COLUMN"),
+        ("output:google=nowhere", "column &#x27;nowhere&#x27; (mapped to output:google) is not in the header"),
+        ("output:google=google,highlights:google=src", "field &#x27;highlights:google&#x27;: must be a JSON list of spans"),
+    ],
+)
+def test_a_bad_output_mapping_is_a_form_error_and_nothing_is_imported(admin_client, extra, message):
+    project = ProjectFactory()
+    fields = {"map_external_id": "id", "map_document": "doc", "map_position": "seg", "map_extra": extra}
+
+    response = admin_client.post(
+        PAGE, {"project": project.pk, "fmt": "table", "files": upload("qe.csv", DESIGN_CSV), **fields}
+    )
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert 'value="' + extra.replace('"', "&quot;") + '"' in response.content.decode()  # kept to fix it
+    assert not Item.objects.exists()

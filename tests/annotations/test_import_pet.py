@@ -312,6 +312,7 @@ def test_it_never_overwrites_live_work_of_the_same_annotator(study):
     )
     (study / "ann0").write_text(pet_row("doc-1", 3, live.item.model_output, "new"), encoding="utf-8")
     live.item.source, live.item.references = "source doc-1 3", ["ref 3"]
+    live.item.document, live.item.document_position = "doc-1", 3
     live.item.save()
 
     with pytest.raises(

@@ -6,17 +6,15 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.importers import FORMATS, ImportDataError, import_items
+from annotations.importers.table import mapping_pairs
 
 
 def parse_mapping(text: str) -> dict[str, str]:
-    """'model_output=mt_text,edited=' -> {'model_output': 'mt_text', 'edited': ''} ('' = not mapped)"""
-    mapping: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        target, sep, column = part.partition("=")
-        if not sep or not target.strip():
-            raise CommandError(f"--map: {part!r} is not TARGET=COLUMN (e.g. model_output=mt_text)")
-        mapping[target.strip()] = column.strip()
-    return mapping
+    """'model_output=mt_text,output:sysA=mt_a,edited=' -> {..., 'edited': ''} ('' = not mapped)"""
+    try:
+        return mapping_pairs(text, where="--map")
+    except ImportDataError as exc:
+        raise CommandError(str(exc)) from None
 
 
 class Command(BaseCommand):
@@ -29,7 +27,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--map",
             default="",
-            help="table only: TARGET=COLUMN pairs, comma-separated, e.g. model_output=mt_text,source=src_text. "
+            help="table only: TARGET=COLUMN pairs, comma-separated, e.g. model_output=mt_text,source=src_text, "
+            "document=doc_id,position=seg,output:google=mt_google,highlights:google=qe_spans,condition=modality. "
             "Columns already named like a target need no entry; TARGET= (no column) leaves a target unmapped.",
         )
         parser.add_argument(
