@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import editor, manage
+from annotations.views import copying, editor, manage
 from annotations.views import imports as import_views
 from annotations.views import replay as replay_views
 
@@ -18,6 +18,7 @@ urlpatterns: list = [
     path("manage/projects/<int:pk>/batches/assign/", manage.batches_assign, name="manage-batches-assign"),
     path("manage/projects/<int:pk>/assignments/move/", manage.assignments_move, name="manage-assignments-move"),
     path("manage/projects/<int:pk>/progress/", manage.progress_page, name="manage-progress"),
+    path("manage/projects/<int:pk>/copy/", copying.project_copy, name="manage-project-copy"),
     # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
     path("manage/post-edits/<int:pk>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),
     # Importing items and finished studies, admins only (annotations/views/imports.py).

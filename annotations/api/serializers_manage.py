@@ -67,6 +67,17 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
     overlap = serializers.IntegerField(required=False, min_value=1, max_value=MAX_OVERLAP)
 
 
+class ProjectCopyInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, help_text="The new project's name (unique).")
+    include_practice = serializers.BooleanField(required=False, default=True, help_text="Copy the practice items too.")
+
+
+class ProjectCopyOutputSerializer(serializers.Serializer):
+    project = ProjectOutputSerializer(help_text="The new project.")
+    items = serializers.IntegerField(help_text="Items copied (no post-edits).")
+    practice_items = serializers.IntegerField(help_text="Of them, practice items.")
+
+
 # --------------------------------------------------------------------------- items
 
 

@@ -14,6 +14,7 @@ urlpatterns: list = [
     path("projects/<int:pk>/", views_manage.ProjectDetailApi.as_view(), name="api-project"),
     path("projects/<int:pk>/update/", views_manage.ProjectUpdateApi.as_view(), name="api-project-update"),
     path("projects/<int:pk>/progress/", views_manage.ProjectProgressApi.as_view(), name="api-project-progress"),
+    path("projects/<int:pk>/copy/", views_manage.ProjectCopyApi.as_view(), name="api-project-copy"),
     path("projects/<int:pk>/items/", views_manage.ItemListApi.as_view(), name="api-items"),
     path("projects/<int:pk>/items/create/", views_manage.ItemBulkCreateApi.as_view(), name="api-items-create"),
     path("projects/<int:pk>/batches/", views_manage.BatchListApi.as_view(), name="api-batches"),

@@ -28,6 +28,7 @@ from annotations.roles import role_of
 from annotations.selectors import batch_rows, project_progress, visible_projects
 from annotations.services.assignment import WithdrawResult, assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
+from annotations.services.copying import project_copy_items
 from annotations.services.errors import ServiceError
 from annotations.services.items import item_create_bulk
 from annotations.services.projects import project_create, project_update
@@ -113,6 +114,27 @@ def _project_fields(request: Request, serializer_class) -> dict:
         data["instructions_file"] = json.dumps(data["instructions_file"])
         data["instructions_filename"] = "instructions_file"
     return data
+
+
+class ProjectCopyApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(
+        tags=TAG_PROJECTS,
+        summary="Copy a project's items into a new project (admins); no post-edits, e.g. to re-run a study live",
+        request=s.ProjectCopyInputSerializer,
+        responses={201: s.ProjectCopyOutputSerializer, **E400, **E403, **E404},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        source = get_object_or_404(Project, pk=pk)
+        data = validated(s.ProjectCopyInputSerializer, request.data)
+        result = project_copy_items(source=source, target_name=data["name"], include_practice=data["include_practice"])
+        output = {
+            "project": _project_for(request, result.project.pk),
+            "items": result.items,
+            "practice_items": result.practice_items,
+        }
+        return Response(s.ProjectCopyOutputSerializer(output).data, status=status.HTTP_201_CREATED)
 
 
 class ProjectProgressApi(APIView):

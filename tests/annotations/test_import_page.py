@@ -383,7 +383,10 @@ def test_a_table_upload_maps_outputs_by_system_typed_beside_the_selects(admin_cl
     [
         ("output:google", "more mapping: &#x27;output:google&#x27; is not TARGET=COLUMN"),
         ("output:google=nowhere", "column &#x27;nowhere&#x27; (mapped to output:google) is not in the header"),
-        ("output:google=google,highlights:google=src", "field &#x27;highlights:google&#x27;: must be a JSON list of spans"),
+        (
+            "output:google=google,highlights:google=src",
+            "field &#x27;highlights:google&#x27;: must be a JSON list of spans",
+        ),
     ],
 )
 def test_a_bad_output_mapping_is_a_form_error_and_nothing_is_imported(admin_client, extra, message):

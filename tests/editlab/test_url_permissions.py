@@ -165,6 +165,13 @@ ROUTES: dict[str, Route] = {
         json=True,
     ),
     "api-project-progress": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-project-copy": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"name": "A copy of the study"},
+        json=True,
+    ),
     "api-items": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
     "api-items-create": Route(
         kwargs=PROJECT,
@@ -300,6 +307,12 @@ ROUTES: dict[str, Route] = {
         data=lambda w: {"action": "withdraw", "from_annotator": w.users["annotator_a"].pk},
     ),
     "manage-progress": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-project-copy": Route(
+        kwargs=PROJECT,
+        get=PAGE_ADMINS,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"name": "A copy of the study", "include_practice": "on"},
+    ),
     "manage-post-edit-replay": Route(
         kwargs=lambda w: {"pk": w.post_edit.pk},
         get=by_role(LOGIN, 404, 404, 200, 200),  # annotators: not even their own log
