@@ -81,6 +81,9 @@ def test_a_built_wheel_carries_templates_static_files_and_migrations(tmp_path):
         "annotations/migrations/0001_initial.py",
     ):
         assert needed in names, needed
+    # the compiled compression distance: setup.py builds it into every wheel (optional: only a missing C
+    # compiler skips it, and then metrics.text.compression warns and takes its pure-Python path)
+    assert any(re.fullmatch(r"metrics/text/_lz77\.[\w.-]+\.so", name) for name in names)
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     for line in metadata.splitlines():
         if line.startswith("Requires-Dist:") and _name(line.split(":", 1)[1].strip()) in HEAVY:
