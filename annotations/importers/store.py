@@ -267,8 +267,8 @@ def _conditions(project: Project, plan: Plan) -> tuple[dict[str, Condition], lis
         twin = next((known for known in declared if known.casefold() == name.casefold()), None)
         if twin is not None:
             raise _fail(f"condition {name!r} differs from the condition {twin!r} only in case", origin, "condition")
-        output = _shown_output(name, plan)
-        if output is _UNKNOWN:
+        known, output = _shown_output(name, plan)
+        if not known:
             names = ", ".join(map(repr, declared)) or "none"
             raise _fail(
                 f"condition {name!r} is not declared on project {project.name!r} (it declares {names}) and the file "
@@ -277,21 +277,19 @@ def _conditions(project: Project, plan: Plan) -> tuple[dict[str, Condition], lis
                 origin,
                 "condition",
             )
-        declared[name] = Condition(name=name, output=output, highlights=False)  # type: ignore[arg-type]
+        declared[name] = Condition(name=name, output=output, highlights=False)
         new.append(declared[name])
     return declared, new
 
 
-_UNKNOWN = object()
-
-
-def _shown_output(name: str, plan: Plan) -> object:
+def _shown_output(name: str, plan: Plan) -> tuple[bool, str | None]:
+    """(whether the file tells, the output condition `name` showed: None for an empty editor)."""
     texts = [row.started_from[name][0] for row in plan.items if name in row.started_from]
     if texts:
-        return name if any(texts) else None
+        return True, (name if any(texts) else None)
     if any(name in row.outputs for row in plan.items):
-        return name
-    return _UNKNOWN
+        return True, name
+    return False, None
 
 
 def _starting_texts(plan: Plan, declared: dict[str, Condition]) -> dict[tuple[str, str], str]:
