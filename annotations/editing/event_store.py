@@ -7,18 +7,88 @@ locked the post-edit row (annotations/editing/locks.py); table and column names 
 models' metadata and are quoted by the backend, values always go as parameters.
 """
 
+import functools
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from annotations.editing.errors import UnknownPage
 from annotations.effort import LogEvent
-from annotations.models import EditEvent, PostEdit, Visit
+from annotations.models import Assignment, EditEvent, PostEdit, Visit
+
+# Ids beyond what a BigAutoField holds name no row (and would make PostgreSQL refuse the query).
+_ID_MAX = 2**63 - 1
+
+
+def _tables() -> tuple[str, str]:
+    quote = connection.ops.quote_name
+    return quote(PostEdit._meta.db_table), quote(Assignment._meta.db_table)
+
+
+def owned_post_edit(*, pk: int, annotator_id: int) -> PostEdit | None:
+    """The post-edit `pk` if it is `annotator_id`'s (only its id and assignment id loaded), else None.
+
+    Every editor request starts with this ownership check, before the body is read; the services
+    re-read and lock what they need. One plain statement: the ORM's compilation of the join cost
+    ~0.6 ms of CPU per request.
+    """
+    if not (0 < pk <= _ID_MAX and 0 < annotator_id <= _ID_MAX):
+        return None
+    post_edits, assignments = _tables()
+    quote = connection.ops.quote_name
+    sql = (
+        f"SELECT {post_edits}.{quote('id')}, {post_edits}.{quote('assignment_id')} FROM {post_edits} "
+        f"INNER JOIN {assignments} ON {assignments}.{quote('id')} = {post_edits}.{quote('assignment_id')} "
+        f"WHERE {post_edits}.{quote('id')} = %s AND {assignments}.{quote('annotator_id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pk, annotator_id])
+        row = cursor.fetchone()
+    return None if row is None else PostEdit.from_db(DEFAULT_DB_ALIAS, ["id", "assignment_id"], row)
+
+
+@dataclass(frozen=True)
+class EventsLock:
+    """What ingestion reads of the post-edit it has locked."""
+
+    post_edit_id: int
+    event_gaps: list[list[int]]
+    status: str  # the assignment's
+
+    @property
+    def closed(self) -> bool:
+        return self.status in (Assignment.SUBMITTED, Assignment.SKIPPED)
+
+    @property
+    def status_display(self) -> str:
+        return dict(Assignment.STATUS_CHOICES).get(self.status, self.status)
+
+
+def lock_for_events(post_edit_id: int) -> EventsLock:
+    """Lock the post-edit row (PostgreSQL: FOR UPDATE OF it, as locks.py's order wants) and read its
+    recorded gaps and its assignment's status, in one plain statement (the ORM's select_for_update
+    with a join cost ~0.8 ms of CPU per batch)."""
+    post_edits, assignments = _tables()
+    quote = connection.ops.quote_name
+    lock = f" FOR UPDATE OF {post_edits}" if connection.features.has_select_for_update_of else ""
+    sql = (
+        f"SELECT {post_edits}.{quote('event_gaps')}, {assignments}.{quote('status')} FROM {post_edits} "
+        f"INNER JOIN {assignments} ON {assignments}.{quote('id')} = {post_edits}.{quote('assignment_id')} "
+        f"WHERE {post_edits}.{quote('id')} = %s{lock}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [post_edit_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise PostEdit.DoesNotExist(f"post-edit {post_edit_id} does not exist")
+    gaps, status = row
+    return EventsLock(post_edit_id, json.loads(gaps) if isinstance(gaps, str | bytes) else gaps, status)
 
 
 def _page_param(post_edit: PostEdit, page_id: uuid.UUID | str):
@@ -136,8 +206,77 @@ def event_row(post_edit_id: int, visit_id: int, event: LogEvent, received_at, ex
     )
 
 
+# The columns a batch fills per event, as the PostgreSQL insert reads them from its JSON parameter
+# (the rest, post_edit_id, visit_id, received_at and deleted, are the same for the whole batch).
+_JSON_COLUMNS = (
+    ("seq", "integer"),
+    ("t_ms", "double precision"),
+    ("kind", "text"),
+    ("key", "text"),
+    ("code", "text"),
+    ("modifiers", "smallint"),
+    ("repeat", "boolean"),
+    ("input_type", "text"),
+    ("sel_start", "integer"),
+    ("sel_end", "integer"),
+    ("data", "text"),
+    ("length_after", "integer"),
+    ("extra", "jsonb"),
+)
+
+
+@functools.cache
+def _json_insert_sql() -> str:
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS)
+    values = ", ".join(
+        "%s"
+        if name in ("post_edit_id", "visit_id", "received_at")
+        else "''"
+        if name == "deleted"
+        else f"r.{quote(name)}"
+        for name in EVENT_INSERT_COLUMNS
+    )
+    record = ", ".join(f"{quote(name)} {kind}" for name, kind in _JSON_COLUMNS)
+    return (
+        f"INSERT INTO {quote(EditEvent._meta.db_table)} ({columns}) SELECT {values} "
+        f"FROM json_to_recordset(%s) AS r({record})"
+    )
+
+
+def _insert_from_json(post_edit: PostEdit, visit_id: int, events: list[LogEvent], received_at) -> None:
+    """PostgreSQL: the whole batch as one JSON parameter of one INSERT ... SELECT.
+
+    With one placeholder per value (17 per event) psycopg parsed and escaped the statement anew for
+    every batch (it caches that only for statements of at most 50 parameters): ~1.5 ms of CPU per
+    20-event batch. Here the statement is always the same four parameters, and json.dumps (C) writes
+    the values; PostgreSQL reads them back exactly (floats as repr, text as UTF-8).
+    """
+    rows = [
+        {
+            "seq": event.seq,
+            "t_ms": event.t_ms,
+            "kind": event.kind,
+            "key": event.key,
+            "code": event.code,
+            "modifiers": event.modifiers,
+            "repeat": event.repeat,
+            "input_type": event.input_type,
+            "sel_start": event.sel_start,
+            "sel_end": event.sel_end,
+            "data": event.data,
+            "length_after": event.length_after,
+            "extra": event_extra(event),
+        }
+        for event in events
+    ]
+    payload = json.dumps(rows, ensure_ascii=False, allow_nan=False)
+    with connection.cursor() as cursor:
+        cursor.execute(_json_insert_sql(), [post_edit.pk, visit_id, received_at, payload])
+
+
 def insert_events(post_edit: PostEdit, visit_id: int, events: list[LogEvent], now: datetime) -> None:
-    """INSERT the events with multi-row INSERT statements (one per batch on PostgreSQL).
+    """INSERT the events with one statement per batch (SQLite: one per parameter limit's worth).
 
     bulk_create's per-field preparation of model instances cost ~1.3 ms of CPU per 20-event batch,
     and one INSERT per row (executemany) made PostgreSQL parse and plan every row; here only the two
@@ -146,8 +285,11 @@ def insert_events(post_edit: PostEdit, visit_id: int, events: list[LogEvent], no
     if not events:
         return
     meta = EditEvent._meta
-    quote = connection.ops.quote_name
     received_at = meta.get_field("received_at").get_db_prep_save(now, connection)
+    if connection.vendor == "postgresql":
+        _insert_from_json(post_edit, visit_id, events, received_at)
+        return
+    quote = connection.ops.quote_name
     extra_field = meta.get_field("extra")
     rows = [event_row(post_edit.pk, visit_id, event, received_at, extra_field) for event in events]
     head = "INSERT INTO {} ({}) VALUES ".format(

@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from annotations.editing import event_store
 from annotations.editing.errors import InvalidInput, PostEditClosed, SeqConflict
-from annotations.editing.locks import is_closed, locked_post_edit_for_events
 from annotations.effort import LogEvent
 from annotations.models import PostEdit, Visit
 
@@ -110,7 +109,7 @@ def post_edit_ingest_events(
     is checked and moved there by the same UPDATE that marks the page load seen.
     """
     now = now or timezone.now()
-    post_edit = locked_post_edit_for_events(post_edit)
+    locked = event_store.lock_for_events(post_edit.pk)
     in_order = sorted(events, key=lambda event: event.seq)
     visit_id = event_store.advance_visit(post_edit, page_id, now, in_order)  # rolled back if the batch is refused
     late = None if visit_id is not None else event_store.visit_position(post_edit, page_id)
@@ -129,17 +128,14 @@ def post_edit_ingest_events(
             next_seq=previous_max + 1,
         )
     fresh = [event for event in in_order if event.seq not in stored_pages]
-    if fresh and is_closed(post_edit):
-        raise PostEditClosed(
-            f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}; it accepts no new events"
-        )
+    if fresh and locked.closed:
+        raise PostEditClosed(f"post-edit {post_edit.pk} is already {locked.status_display}; it accepts no new events")
     if late is not None:
         _place_late_batch(post_edit, late, events, fresh, now)
     event_store.insert_events(post_edit, visit_id, fresh, now)
-    gaps = merge_gaps(post_edit.event_gaps, previous_max=previous_max, new_seqs=[event.seq for event in fresh])
-    if gaps != post_edit.event_gaps:
-        post_edit.event_gaps = gaps
-        post_edit.save(update_fields=["event_gaps", "updated"])
+    gaps = merge_gaps(locked.event_gaps, previous_max=previous_max, new_seqs=[event.seq for event in fresh])
+    if gaps != locked.event_gaps:
+        PostEdit.objects.filter(pk=post_edit.pk).update(event_gaps=gaps, updated=timezone.now())
     return IngestResult(
         stored=len(fresh),
         duplicates=len(events) - len(fresh),

@@ -54,6 +54,6 @@ def send(client: Client, post_edit: PostEdit, visit: Visit, events: list[dict]):
     return post_json(client, url("events", post_edit), {"page_id": str(visit.page_id), "events": events})
 
 
-def wire(events: list[dict]) -> list[LogEvent]:
-    """Contract EVENT dicts as the events serializer hands them to the services."""
-    return [event_from_wire(event) for event in events]
+def wire(events: list[dict], page: str = "") -> list[LogEvent]:
+    """Contract EVENT dicts as the events serializer hands them to the services (of page load `page`)."""
+    return [event_from_wire(event, page) for event in events]

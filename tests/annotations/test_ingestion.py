@@ -6,9 +6,10 @@ import uuid
 import pytest
 from django.test import Client
 
+from annotations.editing.event_store import stored_log
 from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, EditEvent
-from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url
+from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url, wire
 from tests.factories import PASSWORD, AssignmentFactory
 
 pytestmark = pytest.mark.django_db
@@ -410,3 +411,31 @@ def test_a_seq_that_leaves_no_room_for_the_next_one_is_refused(annotator, annota
         {"page_id": str(visit.page_id), "text": "This are a test.", "version": 0, "last_seq": top},
     )
     assert submitted.status_code == 200
+
+
+def test_every_value_is_stored_exactly_as_sent(annotator, annotator_client):
+    post_edit, visit = open_item(annotator)
+    tricky = 'quote " backslash \\ tab \t newline \n CR \r sep \u2028 emoji 😀🏽 RTL \u202e é 日本 {"json": [1]}'
+    events = [
+        {"seq": 0, "t": 0.1, "k": "load", "data": tricky, "len": 90, "state": "hidden"},
+        {"seq": 1, "t": 1021.37, "k": "keydown", "key": "'", "code": "Quote", "mods": 15, "rep": True},
+        {"seq": 2, "t": 1021.3700000000001, "k": "beforeinput", "it": "insertText", "s": 0, "e": 2147483647},
+        {"seq": 3, "t": 9999999999.999, "k": "input", "it": "insertText", "s": 5, "len": 0, "data": "", "f": True},
+        {"seq": 4, "t": 1e10, "k": "focus", "src": "textarea"},
+    ]
+    assert send(annotator_client, post_edit, visit, events).status_code == 200
+    stored = {
+        row[0]: row[1:]
+        for row in EditEvent.objects.values_list(
+            "seq", "t_ms", "kind", "key", "code", "modifiers", "repeat", "input_type", "sel_start", "sel_end",
+            "data", "deleted", "length_after", "extra",
+        )
+    }  # fmt: skip
+    assert stored == {
+        0: (0.1, "load", "", "", 0, False, "", None, None, tricky, "", 90, {"state": "hidden"}),
+        1: (1021.37, "keydown", "'", "Quote", 15, True, "", None, None, "", "", None, {}),
+        2: (1021.3700000000001, "beforeinput", "", "", 0, False, "insertText", 0, 2147483647, "", "", None, {}),
+        3: (9999999999.999, "input", "", "", 0, False, "insertText", 5, None, "", "", 0, {"f": True}),
+        4: (1e10, "focus", "", "", 0, False, "", None, None, "", "", None, {"src": "textarea"}),
+    }
+    assert stored_log(post_edit) == wire(events, page=str(visit.page_id))
