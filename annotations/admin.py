@@ -22,6 +22,7 @@ from annotations.models import Assignment, Batch, EditEvent, Item, PostEdit, Pro
 from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER, ROLES
 from annotations.services.assignment import assignment_withdraw
 from annotations.services.users import user_set_role
+from editlab.forms import JSON_FORM_FIELDS
 
 User = get_user_model()
 
@@ -41,6 +42,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FORM_FIELDS  # JSON read with limits: a deep value is a form error
     list_display = ("name", "task_type", "overlap", "idle_threshold_s", "item_count", "batch_count", "created")
     list_filter = ("task_type",)
     search_fields = ("name", "guidelines")
@@ -64,6 +66,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(Batch)
 class BatchAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FORM_FIELDS  # JSON read with limits: a deep value is a form error
     list_display = ("name", "project", "item_count", "created")
     list_filter = ("project",)
     search_fields = ("name", "project__name")
@@ -104,6 +107,7 @@ class HasBatchFilter(admin.SimpleListFilter):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FORM_FIELDS  # JSON read with limits: a deep value is a form error
     list_display = ("external_id", "project", "batch", "batch_position", "task_type", "short_output")
     list_filter = ("project", HasBatchFilter, "task_type")
     search_fields = ("external_id", "model_output", "source")
@@ -118,6 +122,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
+    formfield_overrides = JSON_FORM_FIELDS  # JSON read with limits: a deep value is a form error
     list_display = ("item", "annotator", "status", "batch", "started", "finished")
     list_filter = ("status", "item__project", "annotator")
     search_fields = ("item__external_id", "annotator__username", "item__project__name")

@@ -5,6 +5,7 @@ from django import forms
 
 from annotations.models import Batch, Project
 from annotations.selectors import annotator_queryset
+from editlab.limits import IDLE_THRESHOLD_MAX_S, MAX_SMALL, parse_id
 
 INSTRUCTIONS_FILE_MAX_BYTES = 1024 * 1024
 
@@ -30,11 +31,15 @@ class ProjectForm(forms.Form):
         "replaces the typed instructions.",
     )
     idle_threshold_s = forms.FloatField(
-        initial=30.0, min_value=0.5, label="Idle threshold (s)", help_text="Longer gaps are idle, not active time."
+        initial=30.0,
+        min_value=0.5,
+        max_value=IDLE_THRESHOLD_MAX_S,
+        label="Idle threshold (s)",
+        help_text="Longer gaps are idle, not active time (at most a day).",
     )
     # max: the column is a PositiveSmallIntegerField (a larger number would be a database error, a 500).
     overlap = forms.IntegerField(
-        initial=1, min_value=1, max_value=32767, label="Overlap k", help_text="Annotators per item."
+        initial=1, min_value=1, max_value=MAX_SMALL, label="Overlap k", help_text="Annotators per item."
     )
 
     def clean_instructions_file(self):
@@ -66,17 +71,38 @@ class MakeBatchesForm(forms.Form):
     )
 
 
+def _ids_in_range(values) -> None:
+    """Choices are ids: beyond the column's range the database errs on the lookup (a 500, not a message)."""
+    for value in values:
+        text = str(value)
+        if text not in ("", "None") and parse_id(text) is None:
+            raise forms.ValidationError(f"{text[:40]!r} is not an id.", code="invalid_pk_value")
+
+
 class _AnnotatorChoice(forms.ModelChoiceField):
+    def to_python(self, value):
+        _ids_in_range([value] if value not in self.empty_values else [])
+        return super().to_python(value)
+
     def label_from_instance(self, obj) -> str:
         return obj.username
 
 
-class _AnnotatorsChoice(forms.ModelMultipleChoiceField):
+class _BoundedMultipleChoice(forms.ModelMultipleChoiceField):
+    def _check_values(self, value):
+        try:
+            _ids_in_range(value)
+        except TypeError:  # not a list: the parent names the problem
+            pass
+        return super()._check_values(value)
+
+
+class _AnnotatorsChoice(_BoundedMultipleChoice):
     def label_from_instance(self, obj) -> str:
         return obj.username
 
 
-class _BatchesChoice(forms.ModelMultipleChoiceField):
+class _BatchesChoice(_BoundedMultipleChoice):
     def label_from_instance(self, obj) -> str:
         return obj.name
 

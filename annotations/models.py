@@ -9,6 +9,7 @@ import random
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Coalesce
@@ -16,6 +17,12 @@ from django.utils import timezone
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
 from annotations.roles import can_read_all
+from editlab.limits import (
+    IDLE_THRESHOLD_DEFAULT_S,
+    IDLE_THRESHOLD_MAX_S,
+    IDLE_THRESHOLD_MIN_S,
+    clamped_idle_threshold_s,
+)
 
 # The published, versioned effort definition (README: "Effort definition").
 DEFINITION_VERSION = "2"
@@ -56,7 +63,11 @@ class Project(models.Model):
     instruction_seed = models.BigIntegerField(
         null=True, blank=True, help_text="Seed used to draw each item's instruction from the list."
     )
-    idle_threshold_s = models.FloatField(default=30.0, help_text="Gaps longer than this are idle, not active time.")
+    idle_threshold_s = models.FloatField(
+        default=IDLE_THRESHOLD_DEFAULT_S,
+        validators=[MinValueValidator(IDLE_THRESHOLD_MIN_S), MaxValueValidator(IDLE_THRESHOLD_MAX_S)],
+        help_text="Gaps longer than this are idle, not active time (seconds, at most a day).",
+    )
     overlap = models.PositiveSmallIntegerField(default=1, help_text="How many annotators edit each item.")
     meta = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -89,6 +100,12 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def idle_threshold_ms(self) -> float:
+        """The idle threshold the editor and the effort derivation use, in ms: always within the column's
+        checked range, so a value stored before the range was checked cannot break a page."""
+        return clamped_idle_threshold_s(self.idle_threshold_s) * 1000.0
 
     def declared_conditions(self) -> list[Condition]:
         """The project's conditions (DesignError when the stored JSON is malformed)."""

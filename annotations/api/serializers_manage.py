@@ -6,11 +6,11 @@ from rest_framework import serializers
 from annotations.models import Assignment, Batch, Item, Project
 from annotations.roles import ROLES
 from annotations.templatetags.editlab import render_markdown
+from editlab.limits import IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_ID, MAX_SMALL
 
 MAX_ITEMS_PER_REQUEST = 5000
 # Bounds of the columns the numbers land in: beyond them the database errs (a 500, not a 400).
-MAX_OVERLAP = 32767  # PositiveSmallIntegerField
-MAX_ID = 2**63 - 1  # BigAutoField
+MAX_OVERLAP = MAX_SMALL
 
 
 # --------------------------------------------------------------------------- projects
@@ -53,7 +53,9 @@ class ProjectCreateInputSerializer(serializers.Serializer):
         help_text="Instead of `instructions`: the content of an instructions file, e.g. "
         '{"instructions": {"fluency": ["Fix grammar errors", ...]}}; `task_type` picks the list.',
     )
-    idle_threshold_s = serializers.FloatField(required=False, default=30.0, min_value=0.001)
+    idle_threshold_s = serializers.FloatField(
+        required=False, default=30.0, min_value=IDLE_THRESHOLD_MIN_S, max_value=IDLE_THRESHOLD_MAX_S
+    )
     overlap = serializers.IntegerField(required=False, default=1, min_value=1, max_value=MAX_OVERLAP)
 
 
@@ -63,7 +65,9 @@ class ProjectUpdateInputSerializer(serializers.Serializer):
     task_type = serializers.CharField(required=False, allow_blank=True, max_length=100)
     instructions = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     instructions_file = serializers.JSONField(required=False)
-    idle_threshold_s = serializers.FloatField(required=False, min_value=0.001)
+    idle_threshold_s = serializers.FloatField(
+        required=False, min_value=IDLE_THRESHOLD_MIN_S, max_value=IDLE_THRESHOLD_MAX_S
+    )
     overlap = serializers.IntegerField(required=False, min_value=1, max_value=MAX_OVERLAP)
 
 
@@ -255,6 +259,16 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     def get_post_edit(self, assignment: Assignment) -> int | None:
         post_edit = getattr(assignment, "post_edit", None)
         return post_edit.pk if post_edit is not None else None
+
+
+class AssignmentFilterInputSerializer(serializers.Serializer):
+    """The assignment list's query string (a value beyond a column's range is a 400, not a database error)."""
+
+    project = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text="Only this project's assignments."
+    )
+    status = serializers.ChoiceField(required=False, choices=[c for c, _ in Assignment.STATUS_CHOICES])
+    annotator = serializers.CharField(required=False, max_length=150, help_text="Username (admins, researchers).")
 
 
 class AssignmentMoveInputSerializer(serializers.Serializer):

@@ -12,10 +12,8 @@ import json
 from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -268,11 +266,7 @@ def _assignments_for(user) -> QuerySet:
 @extend_schema(
     tags=TAG_ASSIGNMENTS,
     summary="Assignments: an annotator's own queue; admins and researchers see all",
-    parameters=[
-        OpenApiParameter("project", OpenApiTypes.INT, description="Only this project's assignments."),
-        OpenApiParameter("status", OpenApiTypes.STR, enum=[c for c, _ in Assignment.STATUS_CHOICES]),
-        OpenApiParameter("annotator", OpenApiTypes.STR, description="Username (admins, researchers)."),
-    ],
+    parameters=[s.AssignmentFilterInputSerializer],
     responses={200: s.AssignmentOutputSerializer, **E400, **E403, **E404},  # 404: a page beyond the last
 )
 class AssignmentListApi(generics.ListAPIView):
@@ -281,22 +275,13 @@ class AssignmentListApi(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet:
         queryset = _assignments_for(self.request.user)
-        params = self.request.query_params
-        if params.get("project"):
-            try:
-                project_id = int(params["project"])
-            except ValueError:
-                raise ValidationError({"project": "must be a project id (an integer)"}) from None
-            if not 0 < project_id <= s.MAX_ID:  # beyond the column's range the database errs
-                raise ValidationError({"project": f"must be a project id (1 to {s.MAX_ID})"})
-            queryset = queryset.filter(item__project_id=project_id)
-        if params.get("status"):
-            valid = [c for c, _ in Assignment.STATUS_CHOICES]
-            if params["status"] not in valid:
-                raise ValidationError({"status": f"must be one of {', '.join(valid)}"})
-            queryset = queryset.filter(status=params["status"])
-        if params.get("annotator"):
-            queryset = queryset.filter(annotator__username=params["annotator"])
+        filters = validated(s.AssignmentFilterInputSerializer, self.request.query_params)
+        if filters.get("project"):
+            queryset = queryset.filter(item__project_id=filters["project"])
+        if filters.get("status"):
+            queryset = queryset.filter(status=filters["status"])
+        if filters.get("annotator"):
+            queryset = queryset.filter(annotator__username=filters["annotator"])
         return queryset
 
 

@@ -119,7 +119,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
         "version": post_edit.version,
         "original": post_edit.original,
         "draft": post_edit.draft_text,
-        "idle_threshold_ms": round(assignment.item.project.idle_threshold_s * 1000),
+        "idle_threshold_ms": round(assignment.item.project.idle_threshold_ms),
         "urls": {
             "events": reverse("api-post-edit-events", args=[post_edit.pk]),
             "draft": reverse("api-post-edit-draft", args=[post_edit.pk]),
@@ -202,7 +202,7 @@ def post_edit_submit(
     result = replay(post_edit.original, events, final_text=text)
     effort = derive_effort(
         events,
-        idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_s * 1000.0,
+        idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_ms,
         visit_limits_ms={str(v.page_id): visit_server_span_ms(v) + tolerance for v in visits},
         total_limit_ms=observed_ms + tolerance,
         committed_compositions=result.committed_compositions,

@@ -9,6 +9,8 @@ from django.db import transaction
 
 from annotations.models import Project
 from annotations.services.errors import ServiceError
+from editlab import safe_json
+from editlab.limits import IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_SMALL
 
 
 def instructions_from_json(
@@ -26,9 +28,11 @@ def instructions_from_json(
         except UnicodeDecodeError as exc:
             raise ServiceError(f"{filename}: not UTF-8 (byte {exc.start})") from None
     try:
-        parsed = json.loads(data)
+        parsed = safe_json.loads(data)  # depth-limited: a file nested 1,000 deep is a message, not a crash
     except json.JSONDecodeError as exc:
         raise ServiceError(f"{filename}: invalid JSON on line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # over the depth limit, NaN, NUL, a lone surrogate: the message says where
+        raise ServiceError(f"{filename}: {exc}") from None
     source = ""
     if isinstance(parsed, dict) and "instructions" in parsed:
         source = str(parsed.get("source") or "")
@@ -67,10 +71,15 @@ def clean_instructions(lines: Iterable[str]) -> list[str]:
 
 
 def _validated_project_fields(*, idle_threshold_s: float, overlap: int) -> None:
-    if not idle_threshold_s or idle_threshold_s <= 0:
+    # `not low <= x` is also true for NaN.
+    if not IDLE_THRESHOLD_MIN_S <= idle_threshold_s:
         raise ServiceError("idle_threshold_s: must be a positive number of seconds")
+    if idle_threshold_s > IDLE_THRESHOLD_MAX_S:
+        raise ServiceError(f"idle_threshold_s: must be at most {IDLE_THRESHOLD_MAX_S:,.0f} seconds (a day)")
     if overlap < 1:
         raise ServiceError("overlap: must be at least 1")
+    if overlap > MAX_SMALL:
+        raise ServiceError(f"overlap: must be at most {MAX_SMALL:,}")
 
 
 @transaction.atomic

@@ -23,6 +23,7 @@ from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
 from annotations.selectors import batch_progress, document_context
+from editlab.limits import parse_id
 
 OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
 
@@ -100,9 +101,10 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
     expanded = None
     batch_param = request.GET.get("batch")
     if batch_param:
-        if not batch_param.isdigit():
-            raise Http404("batch: expected a number")
-        expanded = next((b for b in batches if b.batch_id == int(batch_param)), None)
+        batch_id = parse_id(batch_param)
+        if batch_id is None:
+            raise Http404("batch: expected a batch id (a number)")
+        expanded = next((b for b in batches if b.batch_id == batch_id), None)
         if expanded is None:
             raise Http404("No such batch among your assignments.")
         expanded.assignments = list(

@@ -2,13 +2,14 @@
 
 from rest_framework import serializers
 
+from editlab.limits import MAX_ID
 from metrics.exports import FORMATS
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS
 
 
 class MetricValueFilterSerializer(serializers.Serializer):
-    project = serializers.IntegerField(required=False, min_value=1, help_text="Project id.")
+    project = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text="Project id.")
     metric = serializers.CharField(required=False, max_length=64)
     variant = serializers.CharField(required=False, help_text="plain or with_references.")
     annotator = serializers.CharField(required=False, max_length=150, help_text="Annotator username.")

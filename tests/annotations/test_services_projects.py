@@ -84,3 +84,11 @@ def test_update_changes_only_what_is_given(db):
     project_update(project=project, instructions=["b", "c"])
     project.refresh_from_db()
     assert project.instructions == ["b", "c"]
+
+
+def test_an_instructions_file_nested_too_deep_or_holding_nul_is_refused_by_name(db):
+    deep = "[" * 1000 + "]" * 1000
+    with pytest.raises(ServiceError, match=r"^deep.json: JSON nested more than 64 levels deep"):
+        project_create(name="deep", instructions_file=deep.encode(), instructions_filename="deep.json")
+    with pytest.raises(ServiceError, match=r"^nul.json: the text holds a NUL character"):
+        project_create(name="nul", instructions_file=b'["a\\u0000b"]', instructions_filename="nul.json")

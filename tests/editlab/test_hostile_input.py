@@ -7,27 +7,53 @@
 - Spreadsheets: exported text cells starting with = + - @ tab or CR are neutralised; numbers are not.
 - CSRF: every POST the permission walk allows (tests/editlab/test_url_permissions.py ROUTES) is
   refused without the token for a logged-in session, changing nothing, and accepted with it.
-- Limits: request bodies over DATA_UPLOAD_MAX_MEMORY_SIZE and numbers beyond their column's range
-  answer 400 with a message naming the problem (event-batch and import-file limits:
+- Limits: request bodies over DATA_UPLOAD_MAX_MEMORY_SIZE, JSON nested past 64 levels, and numbers
+  beyond their column's range answer 400 with a message naming the problem, and a role an endpoint
+  refuses gets its 403 whatever the body holds (event-batch and import-file limits:
   tests/annotations/test_ingestion.py, tests/annotations/test_import_page.py).
+- Every URL, hostile input (a property test): every URL pattern of the URL conf under every role,
+  GET and POST, with deep JSON, huge/NaN/negative numbers, ids that are no number and odd Unicode,
+  in the path, the query string and the body: never a 5xx, and a refused request changes nothing.
 """
 
 import csv
 import io
 import json
 import re
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from urllib.parse import parse_qsl, quote, urlencode
 
 import pytest
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.http import QueryDict
 from django.test import Client
-from django.urls import reverse
+from django.urls import resolve, reverse
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 
 from annotations.editing.lifecycle import post_edit_open, post_edit_skip, post_edit_submit
 from annotations.models import Assignment, EditEvent, Item, PostEdit, Project
+from annotations.services.errors import ServiceError
+from annotations.services.projects import project_update
+from editlab.limits import clamped_idle_threshold_s
 from metrics.models import MetricValue
-from tests.editlab.test_url_permissions import ROUTES, build_world, refused, snapshot
+from tests.annotations.editing_helpers import open_item
+from tests.annotations.editing_helpers import url as editor_url
+from tests.editlab.test_url_permissions import (
+    ROLES,
+    ROUTES,
+    admin_url,
+    build_world,
+    matches,
+    refused,
+    snapshot,
+    url_patterns,
+)
 from tests.factories import (
     AssignmentFactory,
     BatchFactory,
@@ -530,8 +556,517 @@ def test_numbers_beyond_their_column_in_forms_and_queries_are_a_400(admin_client
     assert not Project.objects.filter(name="Huge").exists()
 
 
+def _browser(user) -> Client:
+    """A logged-in client that checks CSRF as a browser session does, with its token."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    client.cookies["csrftoken"] = "t" * 32
+    return client
+
+
+def _post_json(client: Client, url: str, body: str):
+    return client.post(url, data=body, content_type="application/json", headers={"X-CSRFToken": "t" * 32})
+
+
+DEEP = "[" * 1000 + "]" * 1000
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["api-project-create", "api-user-create", "api-items-create", "api-assignments-withdraw", "api-project-update"],
+)
+def test_a_researcher_posting_deep_json_to_an_admin_endpoint_gets_403(researcher, name):
+    # The permission is checked before the body is read (DRF's CSRF check used to parse it first: a 500).
+    kwargs = {"pk": ProjectFactory().pk} if name in ("api-items-create", "api-project-update") else {}
+    before = snapshot()
+    response = _post_json(_browser(researcher), reverse(name, kwargs=kwargs), DEEP)
+    assert response.status_code == 403
+    assert response.json() == {"detail": "Only admins may do this.", "code": "permission_denied"}
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("endpoint", ["events", "draft", "submit", "skip"])
+def test_deep_json_to_the_editor_is_a_400_naming_the_limit(annotator, endpoint):
+    post_edit, visit = open_item(annotator)
+    client = _browser(annotator)
+    body = _post_json(client, editor_url(endpoint, post_edit), '{"page_id": ' + DEEP + "}")
+    beacon = client.post(editor_url(endpoint, post_edit), {"payload": DEEP, "csrfmiddlewaretoken": "t" * 32})
+    for response in (body, beacon):
+        assert response.status_code == 400
+        assert response.json()["code"] == "too_deep"
+        assert "nested more than 64 levels deep" in response.json()["detail"]
+        assert "JSON_MAX_DEPTH" in response.json()["detail"]
+    assert not EditEvent.objects.filter(post_edit=post_edit).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "role"),
+    [("api-project-create", "admin"), ("api-user-create", "admin"), ("api-metric-job-create", "researcher")],
+)
+def test_deep_json_to_creations_is_a_400_naming_the_limit(admin_user, researcher, name, role):
+    user = {"admin": admin_user, "researcher": researcher}[role]
+    kwargs = {"pk": ProjectFactory().pk} if name == "api-metric-job-create" else {}
+    before = snapshot()
+    nested = '{"name": "x", "meta": ' + '{"a": ' * 100 + "1" + "}" * 100 + "}"  # deep inside, not at the top
+    for body in (DEEP, nested):
+        response = _post_json(_browser(user), reverse(name, kwargs=kwargs), body)
+        assert response.status_code == 400, body[:20]
+        assert response.json()["code"] == "too_deep"
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [("?project=99999999999999999999", "project"), ("?project=-1", "project"), ("?project=%C2%B2", "project")],
+)
+def test_ids_beyond_their_column_in_the_metric_values_query_are_a_400(researcher_client, query, field):
+    response = researcher_client.get(reverse("api-metric-values") + query)
+    assert response.status_code == 400
+    assert field in response.json()["errors"]
+
+
+@pytest.mark.parametrize("batch", ["²", "１２", "١٢", "99999999999999999999999", "-1", "1e3"])
+def test_a_batch_query_that_is_no_id_answers_404_not_500(annotator_client, batch):
+    response = annotator_client.get(reverse("annotator_home"), {"batch": batch})
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("value", [1e308, 86_400.5, 0, -1])
+def test_an_idle_threshold_beyond_a_day_or_not_positive_is_refused_everywhere(admin_client, admin_user, value):
+    project = ProjectFactory(name="Limits", idle_threshold_s=30)
+    api = admin_client.post(
+        reverse("api-project-update", args=[project.pk]),
+        data=json.dumps({"idle_threshold_s": value}),
+        content_type="application/json",
+    )
+    assert api.status_code == 400 and "idle_threshold_s" in api.json()["errors"]
+    created = admin_client.post(
+        reverse("api-project-create"),
+        data=json.dumps({"name": "New", "idle_threshold_s": value}),
+        content_type="application/json",
+    )
+    assert created.status_code == 400 and "idle_threshold_s" in created.json()["errors"]
+    page = admin_client.post(
+        reverse("manage-project-edit", args=[project.pk]),
+        {"name": "Limits", "instructions": "x", "idle_threshold_s": str(value), "overlap": "1"},
+    )
+    assert page.status_code == 200 and "Ensure this value is" in page.content.decode()  # the form again
+    site = admin_client.post(
+        reverse("admin:annotations_project_change", args=[project.pk]),
+        {"name": "Limits", "guidelines": "", "instructions": "[]", "idle_threshold_s": str(value), "overlap": "1",
+         "meta": "{}", "design": "simple", "conditions": "[]", "outputs_order": "[]"},
+    )  # fmt: skip
+    assert site.status_code == 200 and "Ensure this value is" in site.content.decode()
+    with pytest.raises(ServiceError, match="idle_threshold_s"):
+        project_update(project=project, idle_threshold_s=value)
+    assert Project.objects.get(pk=project.pk).idle_threshold_s == 30
+    assert not Project.objects.filter(name="New").exists()
+
+
+def test_an_absurd_idle_threshold_already_stored_leaves_the_editor_working(annotator, annotator_client):
+    post_edit, _ = open_item(annotator)
+    project = post_edit.assignment.item.project
+    for stored, used_ms in ((1e308, 86_400_000), (-5.0, 1)):  # NaN: clamped_idle_threshold_s (SQLite stores no NaN)
+        Project.objects.filter(pk=project.pk).update(idle_threshold_s=stored)
+        response = annotator_client.get(reverse("editor", args=[post_edit.assignment_id]))
+        assert response.status_code == 200, stored
+        match = re.search(
+            r'<script id="editor-config" type="application/json">(.*?)</script>', response.content.decode()
+        )
+        assert json.loads(match.group(1))["idle_threshold_ms"] == used_ms
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("[" * 1000 + "]" * 1000, "nested more than 64 levels deep"),
+        ('{"a": "\\u0000"}', "NUL character"),
+        ("NaN", "NaN"),
+    ],
+)
+def test_the_admin_sites_json_fields_refuse_what_no_column_holds(admin_client, value, message):
+    project = ProjectFactory(name="Admin JSON", meta={"kept": True})
+    form = {"name": "Admin JSON", "guidelines": "", "instructions": "[]", "idle_threshold_s": "30", "overlap": "1",
+            "meta": value, "design": "simple", "conditions": "[]"}  # fmt: skip
+    response = admin_client.post(reverse("admin:annotations_project_change", args=[project.pk]), form)
+    assert response.status_code == 200  # the form again, the message beside the field
+    assert message in response.content.decode()
+    assert Project.objects.get(pk=project.pk).meta == {"kept": True}
+
+
+def test_a_stored_idle_threshold_is_read_within_its_range():
+    assert clamped_idle_threshold_s(float("nan")) == 30.0
+    assert clamped_idle_threshold_s(1e308) == 86_400.0
+    assert clamped_idle_threshold_s(-1.0) == 0.001
+    assert clamped_idle_threshold_s(12.5) == 12.5
+
+
+@pytest.mark.parametrize("value", ["99999999999999999999", "-1", "²", "1e3"])
+def test_ids_beyond_their_column_in_the_assignment_forms_are_form_errors(admin_client, value):
+    project = ProjectFactory(name="Forms")
+    BatchFactory(project=project, name="b1")
+    assign = admin_client.post(
+        reverse("manage-batches-assign", args=[project.pk]), {"annotators": [value], "overlap": "1", "batches": [value]}
+    )
+    move = admin_client.post(
+        reverse("manage-assignments-move", args=[project.pk]),
+        {"action": "reassign", "from_annotator": value, "to_annotator": value, "batches": [value]},
+    )
+    for response in (assign, move):
+        assert response.status_code == 400
+        assert "is not an id" in response.content.decode() or "valid choice" in response.content.decode()
+    assert not Assignment.objects.filter(item__project=project).exists()
+
+
 def test_a_skip_reason_or_typed_text_is_stored_verbatim(hostile):
     # Inert on the way out does not mean altered on the way in: the study keeps what was typed.
     assert Assignment.objects.get(pk=hostile["skipped"].pk).skip_reason == PAYLOAD
     assert PostEdit.objects.get(pk=hostile["done_post_edit"].pk).text.endswith(PAYLOAD)
     assert MetricValue.objects.filter(post_edit=hostile["done_post_edit"]).exists()
+
+
+# --------------------------------------------------------------------------- every URL, hostile input (property test)
+#
+# Every URL pattern of the URL conf (editlab's and the Django admin's), under every role, GET and POST,
+# with hostile path arguments, query strings and bodies: JSON nested far past any limit, numbers no
+# column holds (2**63, 1e308, NaN, -1), ids that are no number, odd Unicode (NUL, bidi controls, lone
+# surrogates in JSON, full-width digits). Every answer must be below 500, and a refused request (4xx)
+# must leave the database row for row as it was. Every request runs in a savepoint that is rolled
+# back, so each meets the same world.
+
+DEEP_ARRAY = "[" * 3000 + "]" * 3000
+DEEP_OBJECT = '{"a": ' * 1500 + "1" + "}" * 1500
+NUMBER_TEXTS = [
+    "99999999999999999999",
+    str(2**63),
+    str(2**63 - 1),
+    str(2**31),
+    "2147483647",
+    "-1",
+    "0",
+    "-0",
+    "1e308",
+    "1e309",
+    "-1e308",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1.5",
+    "0x10",
+    "²",
+    "١٢٣",
+    "１２",
+    "9" * 5000,
+]
+ODD_TEXTS = [
+    "\x00",
+    "a\x00b",
+    "\u202eevil",
+    "\ufeff",
+    "\U0001f600",
+    "e\u0301",
+    "ﬁ",
+    "\u2028",
+    "'\";--",
+    "%00",
+    "../",
+    "",
+]
+JSON_NUMBERS = [2**63, -(2**63) - 1, 10**30, 2**31, -1, 0, 1e308, -1e308, 5e-324, 0.5]
+# Names the forms, serializers and query strings read: hostile values land where code looks for them.
+FIELD_NAMES = [
+    "name", "guidelines", "task_type", "instructions", "instructions_file", "idle_threshold_s", "overlap", "items",
+    "size", "shuffle_seed", "annotators", "batches", "ids", "force", "to", "username", "role", "password", "email",
+    "metrics", "variants", "page_id", "events", "text", "version", "last_seq", "reason", "action", "from_annotator",
+    "to_annotator", "project", "new_project", "fmt", "format", "batch", "status", "annotator", "metric", "variant",
+    "target", "origin", "page", "page_size", "k", "test_size", "seed", "cv_repeats", "next", "q", "o", "p",
+    "meta", "references", "gold_edits", "outputs", "highlights", "conditions", "position", "batch_position",
+]  # fmt: skip
+CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
+
+
+def _text_values() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from(NUMBER_TEXTS + ODD_TEXTS),
+        st.integers(min_value=-(2**70), max_value=2**70).map(str),
+        st.text(max_size=20),
+    )
+
+
+def _json_values() -> st.SearchStrategy:
+    leaves = st.one_of(
+        st.sampled_from(JSON_NUMBERS),
+        st.sampled_from(NUMBER_TEXTS + ODD_TEXTS + ["\ud800", "x\udfff"]),  # lone surrogates: only JSON carries them
+        st.booleans(),
+        st.none(),
+        st.text(max_size=10),
+    )
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(FIELD_NAMES), inner, max_size=3),
+        max_leaves=6,
+    )
+
+
+@dataclass
+class Hostile:
+    role: str
+    method: str
+    path_values: dict
+    query: list
+    body: str  # "none", "deep-json", "deep-payload", "json", "form"
+    fields: dict
+
+
+@st.composite
+def hostile_requests(draw, keys: tuple[str, ...], roles: tuple[str, ...]) -> Hostile:
+    return Hostile(
+        role=draw(st.sampled_from(roles)),
+        method=draw(st.sampled_from(["get", "post"])),
+        path_values={
+            key: draw(st.one_of(st.just("REAL"), st.sampled_from(NUMBER_TEXTS[:12] + ["abc", "1.0"]))) for key in keys
+        },
+        query=draw(st.lists(st.tuples(st.sampled_from(FIELD_NAMES), _text_values()), max_size=4)),
+        body=draw(st.sampled_from(["none", "deep-json", "deep-payload", "json", "form"])),
+        fields=draw(
+            st.dictionaries(st.sampled_from(FIELD_NAMES), st.one_of(_json_values(), _text_values()), max_size=5)
+        ),
+    )
+
+
+@dataclass
+class Tally:
+    requests: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    problems: list = field(default_factory=list)
+
+    def record(self, what: str, status: int | None, problem: str | None) -> None:
+        self.requests += 1
+        if status is not None:
+            self.statuses[status] += 1
+        if problem:
+            self.problems.append(f"{what}: {problem}")
+
+
+def _url(route: str, values: dict[str, str]) -> str:
+    def fill(match: re.Match) -> str:
+        return quote(values[match.group(2)], safe="")
+
+    return "/" + CONVERTER.sub(fill, route)
+
+
+def _real_values(pattern, world, route) -> dict[str, str]:
+    if pattern.route.startswith("admin/"):
+        resolved = admin_url(pattern)
+        match = resolve(resolved)
+        return {key: str(value) for key, value in match.kwargs.items()}
+    return {key: str(value) for key, value in route.kwargs(world).items()}
+
+
+CSRF_SECRET = "k" * 32
+
+
+def _browser_for(role: str, world) -> Client:
+    """As a browser is: CSRF enforced, with its token (the body must not be read before that check)."""
+    client = Client(enforce_csrf_checks=True, raise_request_exception=False)
+    if role != "anonymous":
+        client.force_login(world.users[role])
+    client.cookies["csrftoken"] = CSRF_SECRET
+    return client
+
+
+def _send(client: Client, method: str, url: str, body: str, fields: dict, world) -> object:
+    headers = {"X-CSRFToken": CSRF_SECRET}
+    if method == "get":
+        return client.get(url)
+    if body == "deep-json":
+        deep = DEEP_ARRAY if len(url) % 2 else DEEP_OBJECT
+        return client.post(url, data=deep, content_type="application/json", headers=headers)
+    if body == "deep-payload":
+        return client.post(url, data={"payload": DEEP_OBJECT, "csrfmiddlewaretoken": CSRF_SECRET})
+    if body == "json":
+        data = {"page_id": str(world.visit.page_id), **fields} if isinstance(fields, dict) else fields
+        return client.post(url, data=json.dumps(data), content_type="application/json", headers=headers)
+    if body == "form":
+        form = {key: _form_value(value) for key, value in fields.items()}
+        form = {key: value for key, value in form.items() if value is not None}
+        return client.post(url, data={**form, "csrfmiddlewaretoken": CSRF_SECRET})
+    return client.post(url, headers=headers)
+
+
+def _form_value(value):
+    """A form field's value; None for text UTF-8 cannot carry (a lone surrogate: only JSON can say it)."""
+
+    def encodable(text: str) -> bool:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    if hasattr(value, "read"):  # an uploaded file, as the route sends it
+        return value
+    if isinstance(value, list) and all(isinstance(item, str | int) for item in value):
+        items = [str(item) for item in value]
+        return items if all(encodable(item) for item in items) else None
+    if isinstance(value, str):
+        return value if encodable(value) else None
+    return json.dumps(value)
+
+
+def _try(world, tally: Tally, *, role: str, method: str, url: str, body: str, fields: dict, expect=None) -> None:
+    client = _browser_for(role, world)
+    what = f"{method.upper()} {url[:120]} as {role} ({body})"
+    status = problem = None
+    with transaction.atomic():
+        try:
+            response = _send(client, method, url, body, fields, world)
+            status = response.status_code
+            if getattr(response, "streaming", False):
+                b"".join(response.streaming_content)  # a stream can fail after its headers
+            if status >= 500:
+                problem = f"{status}"
+            elif expect is not None and not matches(response, expect):
+                problem = f"{status}, expected {expect!r} (the refusal it gets with a well-formed body)"
+            elif status >= 400 and snapshot() != world.state:
+                problem = f"refused with {status}, yet the database changed"
+        except DatabaseError as exc:  # the request left the transaction unusable: a database error escaped
+            problem = f"database error {type(exc).__name__}: {str(exc)[:200]}"
+        except Exception as exc:  # noqa: BLE001 - a crash while streaming is a 500 the client never sees
+            problem = f"{type(exc).__name__}: {str(exc)[:200]}"
+        transaction.set_rollback(True)
+    tally.record(what, status, problem)
+
+
+EXAMPLES_PER_URL = 6
+EXAMPLES_PER_ADMIN_URL = 2
+# The probes: each query parameter the view reads, and each value of the body a well-formed request
+# sends, replaced in turn by each of these, sent by the roles the URL serves.
+QUERY_PROBES = ["99999999999999999999", "²", "1e308", "-1", "a\x00b"]
+JSON_PROBES = [2**63, 1e308, -1, "\ud800", json.loads(DEEP_ARRAY[:120] + DEEP_ARRAY[-120:])]
+FORM_PROBES = ["99999999999999999999", "1e308", "-1", "\x00"]
+
+
+def _served_roles(route, method: str) -> list[str]:
+    """Up to two roles the URL serves (annotator A for the annotator's side, the most privileged other)."""
+    table = route.get if method == "get" else route.post
+    served = [role for role in ROLES if not refused(table[role]) and table[role] != 405]
+    return list(dict.fromkeys(role for role in ("annotator_a", *reversed(served)) if role in served))[:2]
+
+
+@contextmanager
+def query_names_read() -> Iterator[set[str]]:
+    """The names a view looks up in a QueryDict (request.GET, request.POST, DRF's query_params)."""
+    names: set[str] = set()
+    originals = {name: getattr(QueryDict, name) for name in ("__getitem__", "__contains__", "get", "getlist")}
+
+    def recording(method):
+        def read(self, key, *args, **kwargs):
+            names.add(key)
+            return method(self, key, *args, **kwargs)
+
+        return read
+
+    for name, method in originals.items():
+        setattr(QueryDict, name, recording(method))
+    try:
+        yield names
+    finally:
+        for name, method in originals.items():
+            setattr(QueryDict, name, method)
+
+
+def _leaves(value, path: tuple = ()) -> Iterator[tuple]:
+    if isinstance(value, dict) and value:
+        for key, inner in value.items():
+            yield from _leaves(inner, (*path, key))
+    elif isinstance(value, list) and value:
+        for index, inner in enumerate(value):
+            yield from _leaves(inner, (*path, index))
+    else:
+        yield path
+
+
+def _replaced(value, path: tuple, new):
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy
+
+
+def _probe(world, tally: Tally, pattern, route) -> None:
+    url = reverse(pattern.name, kwargs=route.kwargs(world))
+    for role in _served_roles(route, "get"):
+        client = _browser_for(role, world)
+        with query_names_read() as names, transaction.atomic():
+            client.get(url + route.query)
+            transaction.set_rollback(True)
+        base = dict(parse_qsl(route.query.lstrip("?")))
+        for name in sorted(name for name in names if isinstance(name, str) and name != "csrfmiddlewaretoken"):
+            for value in QUERY_PROBES:
+                query = urlencode({**base, name: value})
+                _try(world, tally, role=role, method="get", url=f"{url}?{query}", body="none", fields={})
+    for role in _served_roles(route, "post"):
+        data = route.data(world)
+        if not isinstance(data, dict):
+            continue
+        if route.json:
+            for path in _leaves(data):
+                for value in JSON_PROBES:
+                    _try(world, tally, role=role, method="post", url=url, body="json",
+                         fields=_replaced(data, path, value))  # fmt: skip
+        else:
+            for key in [key for key, value in data.items() if not hasattr(value, "read")]:
+                for value in FORM_PROBES:
+                    fields = {**route.data(world), key: value}  # a fresh upload each time: a file is read once
+                    _try(world, tally, role=role, method="post", url=url, body="form", fields=fields)
+
+
+def _hostile_run(pattern, real: dict[str, str], world, tally: Tally) -> None:
+    admin_site = pattern.route.startswith("admin/")
+
+    @settings(
+        max_examples=EXAMPLES_PER_ADMIN_URL if admin_site else EXAMPLES_PER_URL,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(request=hostile_requests(pattern.keys, ("admin",) if admin_site else ROLES))
+    def hostile(request: Hostile) -> None:
+        values = {key: real[key] if value == "REAL" else value for key, value in request.path_values.items()}
+        url = _url(pattern.route, values)
+        if request.query:
+            url += "?" + urlencode(request.query)
+        _try(world, tally, role=request.role, method=request.method, url=url, body=request.body, fields=request.fields)
+
+    hostile()
+
+
+def test_no_url_answers_hostile_input_with_a_5xx_or_a_change():
+    world = build_world()
+    tally = Tally()
+    patterns = list(url_patterns())
+    for pattern in patterns:
+        admin_site = pattern.route.startswith("admin/")
+        route = None if admin_site else ROUTES[pattern.name]
+        real = _real_values(pattern, world, route)
+        # Permission before parsing: a role the endpoint refuses gets the same refusal whatever the body holds.
+        if not admin_site:
+            url = reverse(pattern.name, kwargs=route.kwargs(world))
+            for role in ROLES:
+                expected = route.post[role]
+                for body in ("deep-json", "deep-payload"):
+                    _try(world, tally, role=role, method="post", url=url, body=body, fields={},
+                         expect=expected if refused(expected) else None)  # fmt: skip
+            _probe(world, tally, pattern, route)
+
+        _hostile_run(pattern, real, world, tally)
+    fivexx = sum(count for status, count in tally.statuses.items() if status >= 500)
+    print(
+        f"hostile input: {tally.requests} requests over {len(patterns)} URL patterns, {fivexx} answered 5xx, "
+        f"{len(tally.problems)} problems; statuses {dict(sorted(tally.statuses.items()))}"
+    )
+    assert not tally.problems, f"{len(tally.problems)} problems:\n" + "\n".join(tally.problems[:200])

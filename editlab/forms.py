@@ -1,0 +1,40 @@
+"""Form fields shared by the admin site and the pages."""
+
+import json
+
+from django import forms
+from django.db import models
+from django.forms.fields import InvalidJSONInput
+
+from editlab import safe_json
+
+
+class LimitedJSONFormField(forms.JSONField):
+    """Django's JSON form field, read with editlab.safe_json: JSON nested past the limit, NaN or
+    Infinity, NUL or a lone surrogate are a form error naming the problem (Django's own field let
+    RecursionError through: a 500 on the admin's change page)."""
+
+    def to_python(self, value):
+        if self.disabled or value in self.empty_values or isinstance(value, list | dict | int | float):
+            return super().to_python(value)
+        try:
+            return safe_json.loads(value)
+        except json.JSONDecodeError:
+            raise forms.ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            ) from None
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc), code="invalid") from None
+
+    def bound_data(self, data, initial):
+        # Redisplaying the rejected input parses it again: with the same limits.
+        if self.disabled or data is None or not isinstance(data, str):
+            return super().bound_data(data, initial)
+        try:
+            return safe_json.loads(data)
+        except ValueError:
+            return InvalidJSONInput(data)
+
+
+# ModelAdmin.formfield_overrides for models with JSON columns.
+JSON_FORM_FIELDS = {models.JSONField: {"form_class": LimitedJSONFormField}}
