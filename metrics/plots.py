@@ -121,3 +121,27 @@ def predicted_vs_measured(
         return figure
 
     return _render(build, fmt)
+
+
+def idle_sensitivity(
+    thresholds_s: Sequence[float], series: dict[str, Sequence[float | None]], *, title: str, fmt: str = "svg"
+) -> bytes:
+    """Pearson r of each metric with active time, against the idle threshold (log scale)."""
+
+    def build() -> Figure:
+        figure = Figure(figsize=(5.2, 3.4))
+        axes = figure.add_subplot()
+        for name, values in series.items():
+            ys = np.array([np.nan if v is None else v for v in values], dtype=float)
+            axes.plot(thresholds_s, ys, marker="o", markersize=3, linewidth=1.2, label=name)
+        axes.set_xscale("log")
+        axes.set_xticks(list(thresholds_s), labels=[f"{s:g}" for s in thresholds_s])
+        axes.minorticks_off()
+        axes.set_xlabel("idle threshold (s)")
+        axes.set_ylabel("Pearson r with active time")
+        axes.set_title(title)
+        if series:
+            axes.legend(loc="best", frameon=False, fontsize=7)
+        return figure
+
+    return _render(build, fmt)

@@ -12,21 +12,33 @@ app process simply recomputes.
 
 import hashlib
 import json
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 from django.db.models import Count, Max
 
-from annotations.models import PostEdit, Project
-from metrics.analysis import EDITED_LENGTH, ORIGINAL_LENGTH, Analysis, Settings, analyze
+from annotations.models import DEFINITION_VERSION, PostEdit, Project
+from metrics.analysis import (
+    DEFAULT_SETTINGS,
+    EDITED_LENGTH,
+    ORIGINAL_LENGTH,
+    Analysis,
+    Settings,
+    analyze,
+    correlations_with,
+    plain,
+)
 from metrics.models import MetricValue
 from metrics.selectors import (
     TARGETS,
     VARIANTS,
+    active_times,
     annotator_names,
+    flagged_count,
     metric_column,
     post_edit_frame,
     post_edit_queryset,
@@ -51,10 +63,23 @@ class Selection:
     annotators: tuple[str, ...] = ()
     task_type: str = ""
     origin: str = ""
+    exclude_flagged: bool = False
+    idle_threshold_s: float | None = None  # active time recomputed from the event logs at this threshold
 
     @property
     def target_column(self) -> str:
         return TARGETS[self.target]
+
+    @property
+    def filters(self) -> dict:
+        """The post_edit_queryset / post_edit_frame arguments of this selection."""
+        return {
+            "project": self.project,
+            "annotators": self.annotators or None,
+            "task_type": self.task_type or None,
+            "origin": self.origin or None,
+            "exclude_flagged": self.exclude_flagged,
+        }
 
     def as_params(self) -> dict[str, str | list[str]]:
         """Query parameters that rebuild this selection (for links and plot URLs)."""
@@ -65,6 +90,10 @@ class Selection:
             params["task_type"] = self.task_type
         if self.origin:
             params["origin"] = self.origin
+        if self.exclude_flagged:
+            params["exclude_flagged"] = "1"
+        if self.idle_threshold_s is not None:
+            params["idle_threshold"] = f"{self.idle_threshold_s:g}"
         return params
 
     def describe(self) -> dict:
@@ -77,7 +106,23 @@ class Selection:
             "annotators": list(self.annotators),
             "task_type": self.task_type or None,
             "origin": self.origin or None,
+            "exclude_flagged": self.exclude_flagged,
+            "idle_threshold_s": self.idle_threshold_s,
         }
+
+
+@dataclass
+class IdleSensitivity:
+    """Pearson r of each metric with active time recomputed from the event logs at each idle threshold."""
+
+    thresholds_s: list[float]
+    project_threshold_s: float
+    n: int  # post-edits with an event log and the metric values (the rows every r is computed on)
+    without_log: int  # post-edits of the selection without an event log (imported): left out
+    mean_active_ms: list[float | None]  # at each threshold
+    metrics: dict[str, list[float | None]]  # metric -> r at each threshold
+    stored_checked: int  # recomputed at the project's threshold and compared with the stored value ...
+    stored_equal: int  # ... and equal to it (stored under the current definition version)
 
 
 @dataclass
@@ -88,11 +133,15 @@ class Report:
     metrics: list[str]
     directions: dict[str, str]
     messages: list[str] = field(default_factory=list)
+    flagged: int = 0  # flagged post-edits in the selection (before any exclusion)
+    idle_sensitivity: IdleSensitivity | None = None
 
     def to_dict(self) -> dict:
         data = self.analysis.to_dict()
         data["selection"] = self.selection.describe()
         data["messages"] = self.messages + data["messages"]
+        data["flagged"] = {"in_selection": self.flagged, "excluded": self.selection.exclude_flagged}
+        data["idle_sensitivity"] = plain(asdict(self.idle_sensitivity)) if self.idle_sensitivity else None
         return data
 
 
@@ -112,6 +161,8 @@ def selection_build(
     annotators: str | Sequence[str] | None = None,
     task_type: str | None = None,
     origin: str | None = None,
+    exclude_flagged: bool = False,
+    idle_threshold_s: float | str | None = None,
 ) -> Selection:
     """Validate the selection parameters; a SelectionError names the bad one and the choices."""
     texts = {
@@ -146,7 +197,58 @@ def selection_build(
         annotators=names,
         task_type=(task_type or "").strip(),
         origin=origin,
+        exclude_flagged=bool(exclude_flagged),
+        idle_threshold_s=_idle_threshold(idle_threshold_s, target),
     )
+
+
+MAX_IDLE_THRESHOLD_S = 86_400.0
+
+
+def _idle_threshold(value: float | str | None, target: str) -> float | None:
+    """Seconds, for the active_time target only; a SelectionError says what is wrong with it."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise SelectionError(f"idle threshold {str(value)[:40]!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or not 0 < seconds <= MAX_IDLE_THRESHOLD_S:
+        raise SelectionError(f"idle threshold must be more than 0 and at most {MAX_IDLE_THRESHOLD_S:g} seconds")
+    if target != "active_time":
+        raise SelectionError("an idle threshold applies to the active_time target only")
+    return seconds
+
+
+TIME_TARGETS = ("wall_time", "active_time")
+
+
+def settings_build(
+    *,
+    selection: Selection,
+    k: int = DEFAULT_SETTINGS.k,
+    test_size: float = DEFAULT_SETTINGS.test_size,
+    seed: int = DEFAULT_SETTINGS.seed,
+    cv_repeats: int = DEFAULT_SETTINGS.cv_repeats,
+    log_time: bool = False,
+    mixed_models: bool = True,
+) -> Settings:
+    """The analysis settings for a selection; a SelectionError names a bad one."""
+    if log_time and selection.target not in TIME_TARGETS:
+        raise SelectionError(
+            f"log time applies to the time targets ({', '.join(TIME_TARGETS)}), not to {selection.target}"
+        )
+    try:
+        return Settings(
+            k=k,
+            test_size=test_size,
+            seed=seed,
+            cv_repeats=cv_repeats,
+            log_target=log_time,
+            mixed_models=mixed_models,
+        )
+    except ValueError as exc:
+        raise SelectionError(str(exc)) from None
 
 
 def selection_from_query(*, project: Project, query: Mapping) -> Selection:
@@ -160,16 +262,26 @@ def selection_from_query(*, project: Project, query: Mapping) -> Selection:
         annotators=annotators,
         task_type=query.get("task_type"),
         origin=query.get("origin"),
+        exclude_flagged=query.get("exclude_flagged", "") in CHECKED,
+        idle_threshold_s=query.get("idle_threshold"),
     )
+
+
+CHECKED = ("1", "on", "true")
+
+
+def settings_from_query(*, selection: Selection, query: Mapping) -> Settings:
+    """The report page's settings: the defaults, and log(time) for the mixed models when asked."""
+    return settings_build(selection=selection, log_time=query.get("log_time", "") in CHECKED)
+
+
+def settings_params(settings: Settings) -> dict[str, str]:
+    """Query parameters that rebuild the page's settings (for links and plot URLs)."""
+    return {"log_time": "1"} if settings.log_target else {}
 
 
 def _fingerprint(selection: Selection) -> str:
-    post_edits = post_edit_queryset(
-        project=selection.project,
-        annotators=selection.annotators or None,
-        task_type=selection.task_type or None,
-        origin=selection.origin or None,
-    )
+    post_edits = post_edit_queryset(**selection.filters)
     edits = post_edits.aggregate(n=Count("id"), changed=Max("updated"))
     values = MetricValue.objects.filter(post_edit__in=post_edits.values("id"), variant=selection.variant).aggregate(
         n=Count("id"), changed=Max("computed_at")
@@ -221,6 +333,7 @@ class SelectionData:
     metrics: list[str]
     directions: dict[str, str]
     messages: list[str]
+    flagged: int = 0
 
 
 def selection_data(*, selection: Selection, use_cache: bool = True) -> SelectionData:
@@ -251,18 +364,52 @@ def report_build(*, selection: Selection, settings: Settings | None = None, use_
             metrics=data.metrics,
             directions=data.directions,
             messages=data.messages,
+            flagged=data.flagged,
+            idle_sensitivity=idle_sensitivity(selection=selection, data=data)
+            if selection.target == "active_time"
+            else None,
         )
 
     return _cached(key, compute, use_cache)
 
 
+SENSITIVITY_THRESHOLDS_S = (5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+
+
+def idle_sensitivity(
+    *, selection: Selection, data: SelectionData, thresholds_s: Sequence[float] = SENSITIVITY_THRESHOLDS_S
+) -> IdleSensitivity:
+    """r of every metric with active time recomputed from the stored event logs at each threshold (and at the
+    project's own, to check the recomputation against the stored values)."""
+    project_threshold = float(selection.project.idle_threshold_s)
+    columns = list(dict.fromkeys([*thresholds_s, project_threshold]))
+    times = active_times(post_edit_ids=data.frame["post_edit_id"].tolist(), thresholds_s=columns)
+    rows = data.frame.merge(times, left_on="post_edit_id", right_index=True, how="inner")
+    stored = _stored_current(rows)
+    equal = int((rows.loc[stored, project_threshold] == rows.loc[stored, STORED_ACTIVE]).sum())
+    complete = rows.dropna(subset=data.metrics) if data.metrics else rows
+    return IdleSensitivity(
+        thresholds_s=list(thresholds_s),
+        project_threshold_s=project_threshold,
+        n=len(complete),
+        without_log=len(data.frame) - len(rows),
+        mean_active_ms=[float(complete[s].mean()) if len(complete) else None for s in thresholds_s],
+        metrics=correlations_with(complete, metrics=data.metrics, targets=list(thresholds_s)),
+        stored_checked=int(stored.sum()),
+        stored_equal=equal,
+    )
+
+
+STORED_ACTIVE = "stored_active_ms"  # the stored value, kept when the selection's active_ms is recomputed
+
+
+def _stored_current(rows: pd.DataFrame) -> pd.Series:
+    """Rows whose stored active time was derived under the current effort definition."""
+    return (rows["definition_version"] == DEFINITION_VERSION) & rows[STORED_ACTIVE].notna()
+
+
 def _load(selection: Selection) -> SelectionData:
-    filters = {
-        "project": selection.project,
-        "annotators": selection.annotators or None,
-        "task_type": selection.task_type or None,
-        "origin": selection.origin or None,
-    }
+    filters = selection.filters
     names = stored_metric_names(post_edit_queryset(**filters))
     frame = post_edit_frame(**filters, metrics=names, variants=(selection.variant,))
     frame = frame.rename(columns={metric_column(name, selection.variant): name for name in names})
@@ -275,5 +422,43 @@ def _load(selection: Selection) -> SelectionData:
     if not names:
         messages.append("no metric values are stored for this selection yet: compute them on the Metrics page")
     metrics = [name for name in names if name not in empty]
-    kept = frame[[*KEPT_COLUMNS, *TARGETS.values(), ORIGINAL_LENGTH, EDITED_LENGTH, *metrics]].copy()
-    return SelectionData(frame=kept, metrics=metrics, directions=_directions(metrics), messages=messages)
+    flagged = flagged_count(post_edit_queryset(**{**filters, "exclude_flagged": False}))
+    if flagged and selection.exclude_flagged:
+        messages.append(f"{flagged} flagged post-edit{'s' if flagged > 1 else ''} left out (exclude flagged)")
+    elif flagged:
+        messages.append(
+            f"{flagged} of {len(frame)} post-edits in this selection are flagged (clipped time, replay mismatch, "
+            "event gap, uncorroborated keys, ...): they are included; exclude flagged leaves them out"
+        )
+    frame[STORED_ACTIVE] = frame["active_ms"]
+    if selection.idle_threshold_s is not None:
+        messages += _recompute_active(frame, selection.idle_threshold_s)
+    kept = frame[
+        [
+            *KEPT_COLUMNS,
+            *TARGETS.values(),
+            STORED_ACTIVE,
+            "definition_version",
+            ORIGINAL_LENGTH,
+            EDITED_LENGTH,
+            *metrics,
+        ]
+    ]
+    return SelectionData(
+        frame=kept.copy(), metrics=metrics, directions=_directions(metrics), messages=messages, flagged=flagged
+    )
+
+
+def _recompute_active(frame: pd.DataFrame, seconds: float) -> list[str]:
+    """Replace the stored active time by the one recomputed from each event log at `seconds`; post-edits
+    without a log get none (they are counted, never given an invented value)."""
+    times = active_times(post_edit_ids=frame["post_edit_id"].tolist(), thresholds_s=[seconds])[seconds]
+    frame["active_ms"] = frame["post_edit_id"].map(times).astype(float).to_numpy()
+    missing = int(frame["active_ms"].isna().sum())
+    messages = [f"active time recomputed from the event logs with an idle threshold of {seconds:g} s"]
+    if missing:
+        messages.append(
+            f"{missing} of {len(frame)} post-edits have no event log (imported from a finished study, or never "
+            f"logged): no active time at {seconds:g} s, left out"
+        )
+    return messages

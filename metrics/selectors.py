@@ -16,8 +16,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
+from annotations.editing.event_store import stored_log
+from annotations.editing.lifecycle import server_observed_ms, visit_server_span_ms
+from annotations.effort import derive_effort
 from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, original_text_of_post_edit
 from metrics.models import MetricValue
 
@@ -33,6 +37,7 @@ BASE_COLUMNS = (
     "annotator",
     "task_type",
     "origin",
+    "definition_version",
     "original",
     "edited",
     *EFFORT_FIELDS,
@@ -68,9 +73,15 @@ def post_edit_queryset(
     annotators: Sequence[str] | None = None,
     task_type: str | None = None,
     origin: str | None = None,
+    exclude_flagged: bool = False,
 ) -> QuerySet[PostEdit]:
-    """The submitted post-edits of the selection, in import order (by id: stable across calls)."""
+    """The submitted post-edits of the selection, in import order (by id: stable across calls).
+
+    exclude_flagged leaves out every post-edit with a flag (PostEdit.flags not empty: clipped time,
+    replay mismatch, event gap, uncorroborated keys, ...)."""
     qs = PostEdit.objects.completed().filter(assignment__item__project=project)
+    if exclude_flagged:
+        qs = qs.filter(flags=[])
     if annotators:
         qs = qs.filter(assignment__annotator__username__in=list(annotators))
     if task_type:
@@ -123,6 +134,7 @@ def post_edit_frame(
     annotators: Sequence[str] | None = None,
     task_type: str | None = None,
     origin: str | None = None,
+    exclude_flagged: bool = False,
     metrics: Sequence[str] | None = None,
     variants: Sequence[str] = VARIANTS,
 ) -> pd.DataFrame:
@@ -135,13 +147,23 @@ def post_edit_frame(
     """
     for variant in variants:
         metric_column("x", variant)  # validates
-    qs = post_edit_queryset(project=project, annotators=annotators, task_type=task_type, origin=origin)
-    rows = list(qs.values(**_BASE_VALUES, origin_value=F("origin"), **{f"e_{f}": F(f) for f in EFFORT_FIELDS}))
+    qs = post_edit_queryset(
+        project=project, annotators=annotators, task_type=task_type, origin=origin, exclude_flagged=exclude_flagged
+    )
+    rows = list(
+        qs.values(
+            **_BASE_VALUES,
+            origin_value=F("origin"),
+            version_value=F("definition_version"),
+            **{f"e_{f}": F(f) for f in EFFORT_FIELDS},
+        )
+    )
     frame = pd.DataFrame.from_records(
         [
             {
                 **{k: row[k] for k in _BASE_VALUES},
                 "origin": row["origin_value"],
+                "definition_version": row["version_value"],
                 **{f: row[f"e_{f}"] for f in EFFORT_FIELDS},
             }
             for row in rows
@@ -205,3 +227,46 @@ def effort_points(
     rows["measured"] = measured
     rows["predicted"] = predicted
     return rows
+
+
+# --- active time recomputed from the stored event logs ---------------------------------------------------------------
+
+
+def flagged_count(post_edits: QuerySet[PostEdit]) -> int:
+    return post_edits.exclude(flags=[]).count()
+
+
+def active_times(*, post_edit_ids: Sequence[int], thresholds_s: Sequence[float]) -> pd.DataFrame:
+    """Active time (ms) of each live post-edit with a stored event log, recomputed for every idle
+    threshold (seconds): one column per threshold, indexed by post_edit_id; post-edits without a
+    log (imported ones, or never logged) are not in it. The stored effort values are not touched."""
+    logged = (
+        PostEdit.objects.filter(id__in=list(post_edit_ids), origin=PostEdit.LIVE, events__isnull=False)
+        .distinct()
+        .order_by("id")
+        .prefetch_related("visits")
+    )
+    rows = {}
+    for post_edit in logged:
+        events = stored_log(post_edit)
+        rows[post_edit.id] = [_recomputed_active_ms(post_edit, events, seconds * 1000.0) for seconds in thresholds_s]
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(thresholds_s), dtype=float)
+    frame.index.name = "post_edit_id"
+    return frame
+
+
+def _recomputed_active_ms(post_edit: PostEdit, events: list, idle_threshold_ms: float) -> float:
+    """The effort module's own derivation, with the server bounds its submit applies (each page load
+    to its server-observed span, all of them together to the post-edit's, each plus the clock
+    tolerance): the one place the analysis recomputes effort, so it follows any change of the
+    definition there. (The submit also passes the replay's committed compositions; they change key
+    counts only, not time.)"""
+    tolerance = settings.EDITLAB_CLOCK_TOLERANCE_MS
+    visits = list(post_edit.visits.all())
+    effort = derive_effort(
+        events,
+        idle_threshold_ms=idle_threshold_ms,
+        visit_limits_ms={str(visit.page_id): visit_server_span_ms(visit) + tolerance for visit in visits},
+        total_limit_ms=server_observed_ms(visits) + tolerance,
+    )
+    return float(effort.active_ms)

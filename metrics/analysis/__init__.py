@@ -13,6 +13,7 @@ Pure: numpy, scipy, pandas and scikit-learn only (no Django). The ORM side
 The conventions are documented in the README ("Analysis") and in each module.
 """
 
+from metrics.analysis.bootstrap import BootstrapDifference, paired_differences
 from metrics.analysis.common import (
     ANNOTATOR,
     DEFAULT_SETTINGS,
@@ -33,14 +34,16 @@ from metrics.analysis.correlation import (
     WilliamsTest,
     correlate,
     correlation_matrix,
+    correlations_with,
     fisher_ci,
     fit_line,
     format_p,
     williams_test,
 )
 from metrics.analysis.effort_model import EffortModel, effort_model
-from metrics.analysis.folds import fold_ids, split_mask
-from metrics.analysis.knn import knn_predict, knn_r2_cv, knn_r2_split, knn_scores, r2_score
+from metrics.analysis.folds import FoldTables, fold_ids, group_fold_ids, split_mask
+from metrics.analysis.knn import knn_predict, knn_r2_cv, knn_r2_published, knn_r2_tie_averaged, knn_scores, r2_score
+from metrics.analysis.mixed import MixedModel, mixed_model, standardise
 from metrics.analysis.pipeline import Analysis, MetricResult, analyze, analyze_targets, summary_rows
 
 __all__ = [
@@ -62,21 +65,30 @@ __all__ = [
     "analyze_targets",
     "correlate",
     "correlation_matrix",
+    "correlations_with",
     "cv_score",
     "effort_model",
     "fisher_ci",
     "fit_line",
     "fold_ids",
+    "group_fold_ids",
+    "FoldTables",
     "format_p",
     "is_constant",
     "knn_predict",
     "knn_r2_cv",
-    "knn_r2_split",
+    "knn_r2_published",
+    "knn_r2_tie_averaged",
     "knn_scores",
     "orientation",
     "plain",
     "r2_score",
     "split_mask",
+    "standardise",
+    "mixed_model",
+    "MixedModel",
+    "paired_differences",
+    "BootstrapDifference",
     "summary_rows",
     "williams_test",
 ]

@@ -15,6 +15,7 @@ SIMILARITY = "similarity"
 ORIGINAL_LENGTH = "original_length"
 EDITED_LENGTH = "edited_length"
 ANNOTATOR = "annotator"
+ITEM = "external_id"  # the item column: an item is post-edited by several people
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class Settings:
     confidence: float = 0.95
     alpha: float = 0.05
     min_edits: int = 10
+    cv_gap_flag: float = 0.05  # flag a metric whose random-CV R² exceeds its item-grouped one by more
+    bootstrap_resamples: int = 1000
+    mixed_models: bool = True
+    log_target: bool = False  # the mixed models explain log(target) (heavy-tailed times)
+    mixed_engine: str = "reml"  # or "statsmodels" (the same model, much slower with shared items)
 
     def __post_init__(self) -> None:
         problems = []
@@ -40,6 +46,10 @@ class Settings:
             problems.append("cv_repeats must be at least 1")
         if not 0 < self.confidence < 1:
             problems.append("confidence must be between 0 and 1")
+        if not 100 <= self.bootstrap_resamples <= 100_000:
+            problems.append("bootstrap_resamples must be between 100 and 100000")
+        if self.mixed_engine not in ("reml", "statsmodels"):
+            problems.append("mixed_engine must be reml or statsmodels")
         if self.min_edits < max(self.cv_folds, 4):
             problems.append(f"min_edits must be at least {max(self.cv_folds, 4)}")
         if problems:
@@ -52,13 +62,14 @@ DEFAULT_SETTINGS = Settings()
 @dataclass
 class CVScore:
     mean: float
-    sd: float
+    sd: float | None
     repeats: list[float]
 
 
 def cv_score(per_repeat: list[float]) -> CVScore:
-    """Mean and sample sd (ddof=1) over the repeats' R²."""
-    sd = float(np.std(per_repeat, ddof=1)) if len(per_repeat) > 1 else 0.0
+    """Mean and sample sd (ddof=1) over the repeats' R²; no sd for a single repeat (e.g. each of
+    five annotators left out once: every repeat would hold the same folds)."""
+    sd = float(np.std(per_repeat, ddof=1)) if len(per_repeat) > 1 else None
     return CVScore(mean=float(np.mean(per_repeat)), sd=sd, repeats=per_repeat)
 
 

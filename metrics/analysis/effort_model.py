@@ -10,7 +10,7 @@ input), on the same folds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +26,7 @@ from metrics.analysis.common import (
     cv_score,
     is_constant,
 )
-from metrics.analysis.folds import fold_ids
+from metrics.analysis.folds import ANNOTATOR_CV, ITEM_CV, RANDOM_CV, fold_count, fold_ids
 
 
 @dataclass
@@ -35,13 +35,16 @@ class EffortModel:
     n: int
     dropped: int
     r2_cv: CVScore | None = None
+    r2_cv_item: CVScore | None = None
+    r2_cv_annotator: CVScore | None = None
     contributions: dict[str, float] = field(default_factory=dict)
     coefficients: dict[str, float] = field(default_factory=dict)
     excluded_metrics: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     method: str = (
-        "ordinary least squares on standardised inputs; R² by repeated K-fold CV; "
-        "contribution = drop-column importance (CV R² of the full model minus CV R² without the input)"
+        "ordinary least squares on standardised inputs; R² by repeated K-fold CV (random, grouped by item, "
+        "grouped by annotator without the annotator input); contribution = drop-column importance (random-CV R² "
+        "of the full model minus random-CV R² without the input)"
     )
     # Out-of-fold predictions of the first repeat, for the predicted-vs-measured plot;
     # not part of the JSON (one value per edit).
@@ -62,12 +65,15 @@ def effort_model(
     target: str,
     annotator: str | None = ANNOTATOR,
     settings: Settings = DEFAULT_SETTINGS,
-    fold_table: np.ndarray | None = None,
+    fold_tables: Mapping[str, np.ndarray] | None = None,
 ) -> EffortModel:
     """Repeated-CV R² of OLS on metrics + text lengths + annotator, with drop-column contributions.
 
     The frame must already be restricted to complete rows; lengths come from the
     `original_length` / `edited_length` columns, or else the `original` / `edited` texts.
+    `fold_tables` (scheme -> fold table, folds.py) default to the random scheme alone; the
+    item-grouped CV scores the full model, the annotator-grouped one the model without the
+    annotator input (an unseen person has no coefficient of their own).
     """
     groups: dict[str, list[np.ndarray]] = {m: [_standardise(frame[m].to_numpy(float))] for m in metrics}
     for name, column in ((ORIGINAL_LENGTH, "original"), (EDITED_LENGTH, "edited")):
@@ -96,13 +102,19 @@ def effort_model(
         slices[name] = list(range(start, len(columns)))
     design = np.column_stack(columns)
     y = frame[target].to_numpy(float)
-    if fold_table is None:
-        fold_table = fold_ids(len(y), folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
+    tables = dict(fold_tables or {})
+    if RANDOM_CV not in tables:
+        tables[RANDOM_CV] = fold_ids(len(y), folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
 
     everything = list(range(design.shape[1]))
     column_sets = [everything] + [[c for c in everything if c not in slices[name]] for name in names]
-    cv_scores, predicted = _ols_cv(design, y, fold_table, settings.cv_folds, column_sets)
+    cv_scores, predicted = _ols_cv(design, y, tables[RANDOM_CV], column_sets)
     model.r2_cv = cv_scores[0]
+    if ITEM_CV in tables:
+        model.r2_cv_item = _ols_cv(design, y, tables[ITEM_CV], [everything])[0][0]
+    if ANNOTATOR_CV in tables:
+        without = [c for c in everything if c not in slices.get(ANNOTATOR, [])]
+        model.r2_cv_annotator = _ols_cv(design, y, tables[ANNOTATOR_CV], [without])[0][0]
     model.predicted, model.measured = predicted, y
     for name, without in zip(names, cv_scores[1:], strict=True):
         model.contributions[name] = model.r2_cv.mean - without.mean
@@ -115,13 +127,14 @@ def effort_model(
 
 
 def _ols_cv(
-    design: np.ndarray, y: np.ndarray, fold_table: np.ndarray, folds: int, column_sets: list[list[int]]
+    design: np.ndarray, y: np.ndarray, fold_table: np.ndarray, column_sets: list[list[int]]
 ) -> tuple[list[CVScore], np.ndarray]:
     """OLS on each column set, scored on the fold table; out-of-fold predictions of set 0, repeat 0.
 
     Each fold's training Gram matrix is the total minus the test part's, so a fold costs
     one pass over its test rows for every column set together.
     """
+    folds = fold_count(fold_table)
     gram, moment = design.T @ design, design.T @ y
     n_sets = len(column_sets)
     scores = np.empty((fold_table.shape[0], folds, n_sets))

@@ -3,12 +3,29 @@
 Pure: numpy and scikit-learn's splitters (no Django). A fold table is a (repeats, n)
 array giving every row's test fold in every repeat, so every estimator (KNN, the effort
 model) is scored on the very same folds.
+
+Three schemes, each repeated with the same seed:
+- `random`: RepeatedKFold(folds, repeats, seed), rows shuffled regardless of who or what;
+- `item`: GroupKFold(shuffle=True) by item: all edits of an item fall in one fold, so no
+  item is on both sides of a split (a segment post-edited by several people cannot leak);
+- `annotator`: GroupKFold(shuffle=True) by annotator: the test edits come from people the
+  model has not seen.
+The grouped repeats draw their shuffles from one RandomState(seed), as RepeatedKFold does.
+With no more groups than folds, every repeat would hold the same partition (one group per
+fold: leave-one-group-out), so it is computed once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
-from sklearn.model_selection import RepeatedKFold, train_test_split
+from sklearn.model_selection import GroupKFold, RepeatedKFold, train_test_split
+
+RANDOM_CV = "random"
+ITEM_CV = "item"
+ANNOTATOR_CV = "annotator"
+SCHEMES = (RANDOM_CV, ITEM_CV, ANNOTATOR_CV)
 
 
 def split_mask(n: int, *, test_size: float = 0.2, seed: int = 42) -> np.ndarray:
@@ -26,3 +43,62 @@ def fold_ids(n: int, *, folds: int, repeats: int, seed: int) -> np.ndarray:
     for i, (_, test) in enumerate(splitter.split(np.empty((n, 1)))):
         ids[i // folds, test] = i % folds
     return ids
+
+
+def group_fold_ids(groups: np.ndarray, *, folds: int, repeats: int, seed: int) -> np.ndarray | None:
+    """(repeats, n) array of test folds from repeated, shuffled GroupKFold; None below 2 groups.
+
+    `groups` holds one group code per row. With fewer groups than folds, each group is a
+    fold of its own; with no more groups than folds there is one repeat (all are equal).
+    """
+    n_groups = np.unique(groups).size
+    if n_groups < 2:
+        return None
+    splits = min(folds, n_groups)
+    if n_groups <= folds:
+        repeats = 1
+    rng = np.random.RandomState(seed)
+    ids = np.empty((repeats, groups.size), dtype=np.int16)
+    placeholder = np.empty((groups.size, 1))
+    for r in range(repeats):
+        splitter = GroupKFold(n_splits=splits, shuffle=True, random_state=rng)
+        for fold, (_, test) in enumerate(splitter.split(placeholder, groups=groups)):
+            ids[r, test] = fold
+    return ids
+
+
+def fold_count(table: np.ndarray) -> int:
+    return int(table.max()) + 1 if table.size else 0
+
+
+class FoldTables:
+    """The fold tables of the rows a mask keeps, for every scheme, made once per mask.
+
+    `groups` maps a grouped scheme to one integer code per row of the full frame (None
+    when the frame has no such column); the random scheme needs none.
+    """
+
+    def __init__(self, *, folds: int, repeats: int, seed: int, groups: Mapping[str, np.ndarray | None]):
+        self.folds, self.repeats, self.seed = folds, repeats, seed
+        self.groups = dict(groups)
+        self._cache: dict[tuple[str, bytes], np.ndarray | None] = {}
+
+    def table(self, scheme: str, mask: np.ndarray) -> np.ndarray | None:
+        key = (scheme, np.packbits(mask).tobytes())
+        if key not in self._cache:
+            self._cache[key] = self._make(scheme, mask)
+        return self._cache[key]
+
+    def tables(self, mask: np.ndarray) -> dict[str, np.ndarray]:
+        """Every scheme that can be formed on these rows."""
+        made = {scheme: self.table(scheme, mask) for scheme in SCHEMES}
+        return {scheme: table for scheme, table in made.items() if table is not None}
+
+    def _make(self, scheme: str, mask: np.ndarray) -> np.ndarray | None:
+        n = int(mask.sum())
+        if scheme == RANDOM_CV:
+            return fold_ids(n, folds=self.folds, repeats=self.repeats, seed=self.seed)
+        codes = self.groups.get(scheme)
+        if codes is None:
+            return None
+        return group_fold_ids(codes[mask], folds=self.folds, repeats=self.repeats, seed=self.seed)

@@ -1,25 +1,36 @@
-"""KNN regression on one feature: the published protocol's R² and its repeated K-fold form.
+"""KNN regression on one feature: the published protocol's R² and its repeated K-fold forms.
 
 Pure: numpy and scikit-learn (no Django).
 K nearest neighbours on the single raw metric value (a 1-D neighbour set does not change
 under standardisation, so raw and standardised agree). Published protocol: one random
 train/test split (80/20, seed 42, sklearn's train_test_split), R² on the test part.
-Repeated K-fold: sklearn's RepeatedKFold(5 folds, 10 repeats, seed 42); a repeat's R² is
-the mean of its folds' R² (as cross_val_score), and we report the mean and the sample sd
-(ddof=1) over repeats.
-Neighbours come from the sorted training values (prefix counts and a short binary search,
-vectorised over the queries), not a tree: exact, one sort per metric. When several training
-points tie at the K-th distance, they share the remaining weight equally -- the average over
-every way of breaking the tie -- so the prediction does not depend on row order; without
-ties it is exactly sklearn's KNeighborsRegressor(K).
+
+Two estimators, side by side:
+- `knn_r2_published` is the published code itself (scikit-learn's KNeighborsRegressor on
+  the rows in import order). Metric values are often integers, so many training points tie
+  at the K-th distance; scikit-learn keeps whichever its tree returns first, so the figure
+  depends on the row order and on the tree.
+- the tie-averaged estimator (`knn_r2_tie_averaged`, and every cross-validated figure):
+  the tied points share the remaining weight equally, the average over every way of
+  breaking the tie, so it depends on neither; without ties both are equal.
+Repeated K-fold: a fold table per scheme (folds.py: random, by item, by annotator); a
+repeat's R² is the mean of its folds' R² (as cross_val_score), and we report the mean and
+the sample sd (ddof=1) over repeats.
+Tie-averaged neighbours come from the sorted training values (prefix counts and a short
+binary search, vectorised over the queries), not a tree: exact, one sort per metric.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
+from sklearn.metrics import r2_score as sklearn_r2_score
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import KNeighborsRegressor
 
 from metrics.analysis.common import DEFAULT_SETTINGS, CVScore, Settings, cv_score
-from metrics.analysis.folds import fold_ids, split_mask
+from metrics.analysis.folds import RANDOM_CV, fold_count, fold_ids, split_mask
 
 
 def r2_score(y: np.ndarray, predicted: np.ndarray) -> float | np.ndarray:
@@ -139,17 +150,42 @@ def _knn_r2_masked(
     return r2_score(ys[np.flatnonzero(test)], knn_predictions(xs, ys, groups, test, k))  # (a gather beats a mask)
 
 
-def knn_scores(
-    x: np.ndarray, y: np.ndarray, *, settings: Settings = DEFAULT_SETTINGS, fold_table: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Single-feature KNN R², for one target (y 1-D) or several sharing the neighbours (y 2-D).
+def knn_r2_published(
+    x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float = 0.2, seed: int = 42
+) -> float | np.ndarray:
+    """The published protocol with scikit-learn's own objects, exactly as its code runs it:
+    train_test_split(X, y, test_size, random_state=seed) on the rows in the order given,
+    KNeighborsRegressor(n_neighbors=k) with its default algorithm (ties at the K-th distance
+    broken as its tree returns them), r2_score on the test part.
 
-    Returns (published-protocol R² per target, (repeats, targets) repeated-CV R²
-    where a repeat's R² is the mean of its folds').
+    y may be 2-D (one column per target): the neighbours do not depend on y, so each column's
+    R² is the one a fit on that column alone gives. K above the training rows is lowered to them.
+    """
+    x_train, x_test, y_train, y_test = train_test_split(x.reshape(-1, 1), y, test_size=test_size, random_state=seed)
+    model = KNeighborsRegressor(n_neighbors=min(k, x_train.shape[0])).fit(x_train, y_train)
+    scores = sklearn_r2_score(y_test, model.predict(x_test), multioutput="raw_values")
+    return float(scores[0]) if y.ndim == 1 else scores
+
+
+def knn_scores(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    settings: Settings = DEFAULT_SETTINGS,
+    fold_tables: Mapping[str, np.ndarray] | None = None,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Tie-averaged single-feature KNN R², for one target (y 1-D) or several sharing the
+    neighbours (y 2-D).
+
+    Returns (the published split's R² per target, {scheme: (repeats, targets) repeated-CV
+    R²}) where a repeat's R² is the mean of its folds'; `fold_tables` default to the random
+    scheme alone.
     """
     ys2 = y.reshape(y.shape[0], -1)
-    if fold_table is None:
-        fold_table = fold_ids(x.size, folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
+    if fold_tables is None:
+        fold_tables = {
+            RANDOM_CV: fold_ids(x.size, folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
+        }
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], ys2[order]
     if ys.shape[1] == 1:
@@ -157,16 +193,21 @@ def knn_scores(
     groups = sorted_groups(xs)
     split = split_mask(x.size, test_size=settings.test_size, seed=settings.seed)[order]
     split_r2 = np.atleast_1d(_knn_r2_masked(xs, ys, groups, split, settings.k))
-    cv = np.empty((fold_table.shape[0], ys2.shape[1]))
-    for r, repeat in enumerate(fold_table[:, order]):
-        cv[r] = np.mean(
-            [_knn_r2_masked(xs, ys, groups, repeat == fold, settings.k) for fold in range(settings.cv_folds)], axis=0
-        )
+    cv = {}
+    for scheme, table in fold_tables.items():
+        folds = fold_count(table)
+        scores = np.empty((table.shape[0], ys2.shape[1]))
+        for r, repeat in enumerate(table[:, order]):
+            scores[r] = np.mean(
+                [_knn_r2_masked(xs, ys, groups, repeat == fold, settings.k) for fold in range(folds)], axis=0
+            )
+        cv[scheme] = scores
     return split_r2, cv
 
 
-def knn_r2_split(x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float = 0.2, seed: int = 42) -> float:
-    """The published protocol: one random split (sklearn's train_test_split), R² on the test part."""
+def knn_r2_tie_averaged(x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float = 0.2, seed: int = 42) -> float:
+    """The published protocol's split, with the training points tied at the K-th distance
+    sharing its weight (order-independent); equal to knn_r2_published when nothing ties."""
     order = np.argsort(x, kind="stable")
     xs = x[order]
     test = split_mask(x.size, test_size=test_size, seed=seed)[order]
@@ -176,7 +217,7 @@ def knn_r2_split(x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float =
 def knn_r2_cv(
     x: np.ndarray, y: np.ndarray, *, k: int = 5, folds: int = 5, repeats: int = 10, seed: int = 42
 ) -> CVScore:
-    """Repeated K-fold R² of single-feature KNN: mean and sd over repeats."""
+    """Repeated K-fold R² of tie-averaged single-feature KNN: mean and sd over repeats."""
     settings = Settings(k=k, cv_folds=folds, cv_repeats=repeats, seed=seed, min_edits=max(folds, 4))
     _, cv = knn_scores(x, y, settings=settings)
-    return cv_score(cv[:, 0].tolist())
+    return cv_score(cv[RANDOM_CV][:, 0].tolist())

@@ -19,10 +19,12 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from metrics.analysis.bootstrap import BootstrapDifference, Pair, paired_differences
 from metrics.analysis.common import (
     ANNOTATOR,
     DEFAULT_SETTINGS,
     EFFORT,
+    ITEM,
     CVScore,
     Settings,
     cv_score,
@@ -32,8 +34,9 @@ from metrics.analysis.common import (
 )
 from metrics.analysis.correlation import Correlation, WilliamsTest, correlate, correlation_matrix, williams_test
 from metrics.analysis.effort_model import EffortModel, effort_model
-from metrics.analysis.folds import fold_ids
-from metrics.analysis.knn import knn_scores
+from metrics.analysis.folds import ANNOTATOR_CV, ITEM_CV, RANDOM_CV, FoldTables
+from metrics.analysis.knn import knn_r2_published, knn_scores
+from metrics.analysis.mixed import MixedModel, mixed_model
 
 
 @dataclass
@@ -48,11 +51,20 @@ class MetricResult:
     pearson_oriented: float | None = None
     spearman: float | None = None
     spearman_p: float | None = None
+    kendall: float | None = None
+    kendall_p: float | None = None
     pearson_per_annotator: dict[str, float | None] = field(default_factory=dict)
     per_annotator: dict[str, Correlation] = field(default_factory=dict)
-    knn_r2: float | None = None
-    knn_r2_cv: CVScore | None = None
+    knn_r2: float | None = None  # the published protocol, scikit-learn's own objects
+    knn_r2_tie_averaged: float | None = None  # the same split, ties at the K-th distance averaged
+    knn_r2_cv: CVScore | None = None  # tie-averaged, repeated K-fold: random
+    knn_r2_cv_item: CVScore | None = None  # grouped by item
+    knn_r2_cv_annotator: CVScore | None = None  # grouped by annotator
+    cv_item_gap: float | None = None  # knn_r2_cv minus knn_r2_cv_item (means)
+    cv_optimistic: bool | None = None  # that gap above settings.cv_gap_flag
     williams_vs_best: WilliamsTest | None = None
+    bootstrap_vs_best: BootstrapDifference | None = None
+    mixed: MixedModel | None = None
     messages: list[str] = field(default_factory=list)
 
 
@@ -64,6 +76,7 @@ class Analysis:
     n_used: int
     dropped_target: int
     annotators: list[str]
+    items: int  # distinct items among the rows used (0 without an item column)
     metrics: dict[str, MetricResult]
     best_metric: str | None
     matrix: dict
@@ -87,16 +100,24 @@ def analyze(
     target: str,
     directions: Mapping[str, str] | None = None,
     annotator: str = ANNOTATOR,
+    item: str = ITEM,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> Analysis:
     """Correlations, KNN R², Williams's tests, the metric matrix and the effort model.
 
-    `frame` has one row per post-edit, a float column per metric (NaN = missing), the
-    target column, and optionally `annotator` and the texts `original`, `edited` (or
-    their lengths as `original_length`, `edited_length`) for the effort model.
+    `frame` has one row per post-edit in import order (the published split depends on it),
+    a float column per metric (NaN = missing), the target column, and optionally `annotator`,
+    `item` (for the grouped cross-validation) and the texts `original`, `edited` (or their
+    lengths as `original_length`, `edited_length`) for the effort model.
     """
     return analyze_targets(
-        frame, metrics=metrics, targets=[target], directions=directions, annotator=annotator, settings=settings
+        frame,
+        metrics=metrics,
+        targets=[target],
+        directions=directions,
+        annotator=annotator,
+        item=item,
+        settings=settings,
     )[target]
 
 
@@ -107,6 +128,7 @@ def analyze_targets(
     targets: Sequence[str],
     directions: Mapping[str, str] | None = None,
     annotator: str = ANNOTATOR,
+    item: str = ITEM,
     settings: Settings = DEFAULT_SETTINGS,
 ) -> dict[str, Analysis]:
     """`analyze` for several targets; when they are measured on the same rows, each metric's
@@ -120,7 +142,8 @@ def analyze_targets(
     # The arrays are long and thin: BLAS threads only contend (badly on a busy machine).
     # Degenerate data (e.g. a fold with no variance) gives inf/NaN, reported as null: no warnings.
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
-        shared = _shared_knn(frame, metrics, targets, settings) if len(targets) > 1 else {}
+        groups = _group_codes(frame, annotator=annotator, item=item)
+        shared = _shared_knn(frame, metrics, targets, settings, groups) if len(targets) > 1 else {}
         return {
             target: _analyze(
                 frame,
@@ -128,33 +151,79 @@ def analyze_targets(
                 target=target,
                 directions=directions,
                 annotator=annotator,
+                item=item,
                 settings=settings,
+                groups=groups,
                 knn=shared.get(target, {}),
             )
             for target in targets
         }
 
 
+def _group_codes(frame: pd.DataFrame, *, annotator: str, item: str) -> dict[str, np.ndarray | None]:
+    """One integer code per frame row for each grouped CV scheme (None without its column)."""
+    codes: dict[str, np.ndarray | None] = {}
+    for scheme, column in ((ITEM_CV, item), (ANNOTATOR_CV, annotator)):
+        codes[scheme] = pd.factorize(frame[column].fillna("").astype(str))[0] if column in frame else None
+    return codes
+
+
+def _fold_tables(settings: Settings, groups: Mapping[str, np.ndarray | None], rows: np.ndarray) -> FoldTables:
+    """Fold tables for masks over the frame rows `rows` keeps."""
+    return FoldTables(
+        folds=settings.cv_folds,
+        repeats=settings.cv_repeats,
+        seed=settings.seed,
+        groups={scheme: None if codes is None else codes[rows] for scheme, codes in groups.items()},
+    )
+
+
+@dataclass
+class _KnnScores:
+    """One metric's KNN figures for one target."""
+
+    published: float
+    tie_averaged: float
+    cv: dict[str, CVScore]
+
+
+def _knn(x: np.ndarray, y: np.ndarray, settings: Settings, tables: Mapping[str, np.ndarray]) -> list[_KnnScores]:
+    """Every KNN figure of one metric, for each column of y (the neighbours are shared)."""
+    published = np.atleast_1d(knn_r2_published(x, y, k=settings.k, test_size=settings.test_size, seed=settings.seed))
+    split, cv = knn_scores(x, y, settings=settings, fold_tables=tables)
+    return [
+        _KnnScores(
+            published=float(published[j]),
+            tie_averaged=float(split[j]),
+            cv={scheme: cv_score(scores[:, j].tolist()) for scheme, scores in cv.items()},
+        )
+        for j in range(split.size)
+    ]
+
+
 def _shared_knn(
-    frame: pd.DataFrame, metrics: Sequence[str], targets: Sequence[str], settings: Settings
-) -> dict[str, dict[str, tuple[float, CVScore]]]:
+    frame: pd.DataFrame,
+    metrics: Sequence[str],
+    targets: Sequence[str],
+    settings: Settings,
+    groups: Mapping[str, np.ndarray | None],
+) -> dict[str, dict[str, _KnnScores]]:
     values = frame[list(targets)].apply(pd.to_numeric, errors="coerce").to_numpy(float)
     measured = np.isfinite(values)
     if not (measured.all(axis=1) == measured.any(axis=1)).all():
         return {}  # targets missing on different rows: no common neighbours
     rows = measured.all(axis=1)
     y = values[rows]
-    shared: dict[str, dict[str, tuple[float, CVScore]]] = {t: {} for t in targets}
-    fold_cache: dict[bytes, np.ndarray] = {}
+    tables = _fold_tables(settings, groups, rows)
+    shared: dict[str, dict[str, _KnnScores]] = {t: {} for t in targets}
     for name in metrics:
         x_all = pd.to_numeric(frame[name], errors="coerce").to_numpy(float)[rows]
         present = np.isfinite(x_all)
         x = x_all[present]
         if x.size < settings.min_edits or is_constant(x):
             continue
-        split, cv = knn_scores(x, y[present], settings=settings, fold_table=_folds_for(present, settings, fold_cache))
-        for j, target in enumerate(targets):
-            shared[target][name] = (float(split[j]), cv_score(cv[:, j].tolist()))
+        for target, scores in zip(targets, _knn(x, y[present], settings, tables.tables(present)), strict=True):
+            shared[target][name] = scores
     return shared
 
 
@@ -165,16 +234,19 @@ def _analyze(
     target: str,
     directions: Mapping[str, str] | None,
     annotator: str,
+    item: str,
     settings: Settings,
-    knn: Mapping[str, tuple[float, CVScore]],
+    groups: Mapping[str, np.ndarray | None],
+    knn: Mapping[str, _KnnScores],
 ) -> Analysis:
     directions = directions or {}
     messages: list[str] = []
     n_rows = len(frame)
 
     target_values = _finite(frame[target])
-    data = frame.loc[target_values.notna()].copy()
-    data[target] = target_values[target_values.notna()]
+    measured = target_values.notna().to_numpy()
+    data = frame.loc[measured].copy()
+    data[target] = target_values[measured]
     for name in metrics:  # from here on, NaN is the one way of being missing
         data[name] = _finite(data[name])
     dropped_target = n_rows - len(data)
@@ -194,6 +266,7 @@ def _analyze(
         n_used=len(data),
         dropped_target=dropped_target,
         annotators=annotator_names,
+        items=int(data[item].nunique()) if item in data else 0,
         metrics=results,
         best_metric=None,
         matrix=correlation_matrix(data, list(metrics)),
@@ -212,10 +285,14 @@ def _analyze(
     if len(annotator_names) == 1:
         messages.append(
             f"only one annotator ({annotator_names[0]}): per-annotator results equal the pooled ones, "
-            "and the effort model has no annotator effect"
+            "the effort model has no annotator effect, and there is no annotator-grouped cross-validation"
         )
+    if item not in data:
+        messages.append(f"no item column ({item}): no item-grouped cross-validation")
+    elif analysis.items == len(data):
+        messages.append("every item has one edit here: the item-grouped cross-validation is one more random one")
 
-    fold_cache: dict[bytes, np.ndarray] = {}
+    tables = _fold_tables(settings, groups, measured)
     for name in metrics:
         _analyze_metric(
             data,
@@ -224,15 +301,18 @@ def _analyze(
             annotator_codes=annotator_codes,
             annotator_names=annotator_names,
             settings=settings,
-            fold_cache=fold_cache,
+            tables=tables,
             knn=knn.get(name),
         )
 
     analysis.best_metric = _best_metric(results)
     if analysis.best_metric:
         _williams_against_best(data, results, analysis.best_metric, target, settings)
+        _bootstrap_against_best(data, results, analysis.best_metric, target, item, settings)
+    if settings.mixed_models:
+        _mixed_models(data, results, target=target, annotator=annotator, item=item, settings=settings)
     analysis.effort_model = _effort_model(
-        data, results, target=target, annotator=annotator, settings=settings, fold_cache=fold_cache
+        data, results, target=target, annotator=annotator, settings=settings, tables=tables
     )
     return analysis
 
@@ -240,14 +320,6 @@ def _analyze(
 def _finite(column: pd.Series) -> pd.Series:
     """Floats; anything else (text, None, +-inf) becomes NaN."""
     return pd.to_numeric(column, errors="coerce").astype(float).replace([np.inf, -np.inf], np.nan)
-
-
-def _folds_for(mask: np.ndarray, settings: Settings, cache: dict[bytes, np.ndarray]) -> np.ndarray:
-    """Rows kept by the same mask share the same folds (and the splitter runs once)."""
-    key = np.packbits(mask).tobytes()
-    if key not in cache:
-        cache[key] = fold_ids(int(mask.sum()), folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
-    return cache[key]
 
 
 def _analyze_metric(
@@ -258,8 +330,8 @@ def _analyze_metric(
     annotator_codes: np.ndarray | None,
     annotator_names: Sequence[str],
     settings: Settings,
-    fold_cache: dict[bytes, np.ndarray],
-    knn: tuple[float, CVScore] | None,
+    tables: FoldTables,
+    knn: _KnnScores | None,
 ) -> None:
     values = data[result.name].to_numpy(float)
     present = np.isfinite(values)
@@ -276,6 +348,7 @@ def _analyze_metric(
     pooled = correlate(x, y, settings.confidence)
     result.pearson, result.pearson_p, result.pearson_ci = pooled.pearson, pooled.pearson_p, pooled.pearson_ci
     result.spearman, result.spearman_p = pooled.spearman, pooled.spearman_p
+    result.kendall, result.kendall_p = pooled.kendall, pooled.kendall_p
     result.pearson_oriented = orientation(result.direction) * pooled.pearson
 
     if annotator_codes is not None:
@@ -295,9 +368,19 @@ def _analyze_metric(
     if settings.k > result.n - math.ceil(result.n / settings.cv_folds):
         result.messages.append(f"k={settings.k} is more than the training rows of a fold; using all of them")
     if knn is None:
-        split, cv = knn_scores(x, y, settings=settings, fold_table=_folds_for(present, settings, fold_cache))
-        knn = (float(split[0]), cv_score(cv[:, 0].tolist()))
-    result.knn_r2, result.knn_r2_cv = knn
+        knn = _knn(x, y, settings, tables.tables(present))[0]
+    result.knn_r2, result.knn_r2_tie_averaged = knn.published, knn.tie_averaged
+    result.knn_r2_cv = knn.cv.get(RANDOM_CV)
+    result.knn_r2_cv_item = knn.cv.get(ITEM_CV)
+    result.knn_r2_cv_annotator = knn.cv.get(ANNOTATOR_CV)
+    if result.knn_r2_cv is not None and result.knn_r2_cv_item is not None:
+        result.cv_item_gap = result.knn_r2_cv.mean - result.knn_r2_cv_item.mean
+        result.cv_optimistic = result.cv_item_gap > settings.cv_gap_flag
+        if result.cv_optimistic:
+            result.messages.append(
+                f"random-CV R² exceeds item-grouped CV R² by {result.cv_item_gap:.3f} (> {settings.cv_gap_flag:g}): "
+                "edits of the same item on both sides of a split make the random CV optimistic"
+            )
 
 
 def _best_metric(results: Mapping[str, MetricResult]) -> str | None:
@@ -327,6 +410,84 @@ def _williams_against_best(
         )
 
 
+def _bootstrap_against_best(
+    data: pd.DataFrame, results: Mapping[str, MetricResult], best: str, target: str, item: str, settings: Settings
+) -> None:
+    """Paired bootstrap over items of (oriented r of the best metric - this metric's), beside Williams's test."""
+    compared = [name for name, result in results.items() if result.williams_vs_best is not None]
+    if not compared:
+        return
+    unit = "item" if item in data else "row"
+    codes = pd.factorize(data[item].fillna("").astype(str))[0] if item in data else np.arange(len(data))
+    y = data[target].to_numpy(float)
+    best_values = orientation(results[best].direction) * data[best].to_numpy(float)
+    pairs = []
+    for name in compared:
+        values = orientation(results[name].direction) * data[name].to_numpy(float)
+        rows = np.isfinite(best_values) & np.isfinite(values)
+        pairs.append(Pair(y=y, a=best_values, b=values, rows=rows))
+    outcomes = paired_differences(
+        codes, pairs, resamples=settings.bootstrap_resamples, seed=settings.seed, confidence=settings.confidence
+    )
+    for name, pair, (difference, ci, units) in zip(compared, pairs, outcomes, strict=True):
+        results[name].bootstrap_vs_best = BootstrapDifference(
+            best=best,
+            n=int(pair.rows.sum()),
+            units=units,
+            unit=unit,
+            difference=difference,
+            ci=ci,
+            resamples=settings.bootstrap_resamples,
+            seed=settings.seed,
+            excludes_zero=bool(ci[0] > 0),
+        )
+
+
+def _mixed_models(
+    data: pd.DataFrame,
+    results: Mapping[str, MetricResult],
+    *,
+    target: str,
+    annotator: str,
+    item: str,
+    settings: Settings,
+) -> None:
+    """target (or log(target)) ~ metric + (1 | annotator) [+ (1 | item) when items are shared], per metric."""
+    y_all = data[target].to_numpy(float)
+    usable = np.ones(len(data), dtype=bool)
+    label = target
+    if settings.log_target:
+        usable = y_all > 0
+        label = f"log({target})"
+        y_all = np.log(np.where(usable, y_all, 1.0))
+    columns = {"annotator": annotator, "item": item}
+    codes = {
+        factor: pd.factorize(data[column].fillna("").astype(str))[0]
+        for factor, column in columns.items()
+        if column in data
+    }
+    for name, result in results.items():
+        if result.pearson is None:
+            continue
+        x_all = data[name].to_numpy(float)
+        rows = np.isfinite(x_all) & usable
+        factors = {factor: values[rows] for factor, values in codes.items()}
+        if "item" in factors and np.bincount(factors["item"]).max(initial=0) < 2:
+            del factors["item"]  # no item is shared: an item intercept would be the residual
+        result.mixed = mixed_model(
+            x_all[rows],
+            y_all[rows],
+            factors,
+            metric=name,
+            target=label,
+            confidence=settings.confidence,
+            engine=settings.mixed_engine,
+        )
+        left_out = int((np.isfinite(x_all) & ~usable).sum())
+        if left_out:
+            result.mixed.messages.append(f"{left_out} rows with {target} <= 0 have no logarithm and were left out")
+
+
 def _effort_model(
     data: pd.DataFrame,
     results: Mapping[str, MetricResult],
@@ -334,7 +495,7 @@ def _effort_model(
     target: str,
     annotator: str,
     settings: Settings,
-    fold_cache: dict[bytes, np.ndarray],
+    tables: FoldTables,
 ) -> EffortModel:
     """Usable metrics (not constant, at most half missing), complete rows only."""
     usable, excluded, notes = [], [], []
@@ -362,7 +523,7 @@ def _effort_model(
         target=target,
         annotator=annotator,
         settings=settings,
-        fold_table=_folds_for(complete, settings, fold_cache),
+        fold_tables=tables.tables(complete),
     )
     model.dropped, model.excluded_metrics = dropped, excluded
     model.index = rows.index.to_numpy()
@@ -382,7 +543,7 @@ def summary_rows(analysis: Analysis) -> list[dict]:
     """
     rows = []
     for name, m in analysis.metrics.items():
-        williams = m.williams_vs_best
+        williams, boot, mixed = m.williams_vs_best, m.bootstrap_vs_best, m.mixed
         cv = m.knn_r2_cv
         row = {
             "metric": name,
@@ -396,13 +557,31 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             "pearson_oriented": m.pearson_oriented,
             "spearman": m.spearman,
             "spearman_p": m.spearman_p,
+            "kendall": m.kendall,
+            "kendall_p": m.kendall_p,
             "knn_r2": m.knn_r2,
+            "knn_r2_tie_averaged": m.knn_r2_tie_averaged,
             "knn_r2_cv_mean": cv.mean if cv else None,
             "knn_r2_cv_sd": cv.sd if cv else None,
+            "knn_r2_cv_item_mean": m.knn_r2_cv_item.mean if m.knn_r2_cv_item else None,
+            "knn_r2_cv_item_sd": m.knn_r2_cv_item.sd if m.knn_r2_cv_item else None,
+            "knn_r2_cv_annotator_mean": m.knn_r2_cv_annotator.mean if m.knn_r2_cv_annotator else None,
+            "knn_r2_cv_annotator_sd": m.knn_r2_cv_annotator.sd if m.knn_r2_cv_annotator else None,
+            "cv_item_gap": m.cv_item_gap,
+            "cv_optimistic": m.cv_optimistic,
             "best": name == analysis.best_metric,
             "williams_t": williams.t if williams else None,
             "williams_p": williams.p if williams else None,
             "williams_significant": williams.significant if williams else None,
+            "bootstrap_difference": boot.difference if boot else None,
+            "bootstrap_ci_low": boot.ci[0] if boot else None,
+            "bootstrap_ci_high": boot.ci[1] if boot else None,
+            "bootstrap_excludes_zero": boot.excludes_zero if boot else None,
+            "mixed_coefficient": mixed.coefficient if mixed else None,
+            "mixed_ci_low": mixed.ci[0] if mixed and mixed.ci else None,
+            "mixed_ci_high": mixed.ci[1] if mixed and mixed.ci else None,
+            "mixed_r2_marginal": mixed.r2_marginal if mixed else None,
+            "mixed_r2_conditional": mixed.r2_conditional if mixed else None,
         }
         for annotator in analysis.annotators:
             row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)

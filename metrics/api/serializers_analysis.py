@@ -7,7 +7,7 @@ for the OpenAPI schema; the README's "Analysis JSON" section documents the same 
 from rest_framework import serializers
 
 from metrics.analysis import Settings
-from metrics.reports import ORIGINS
+from metrics.reports import MAX_IDLE_THRESHOLD_S, ORIGINS
 from metrics.selectors import TARGETS, VARIANTS
 
 _DEFAULTS = Settings()
@@ -25,6 +25,23 @@ class AnalysisQuerySerializer(serializers.Serializer):
     test_size = serializers.FloatField(required=False, default=_DEFAULTS.test_size, min_value=0.05, max_value=0.95)
     seed = serializers.IntegerField(required=False, default=_DEFAULTS.seed, min_value=0, max_value=2**32 - 1)
     cv_repeats = serializers.IntegerField(required=False, default=_DEFAULTS.cv_repeats, min_value=1, max_value=50)
+    exclude_flagged = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Leave out post-edits with a flag (clipped time, replay mismatch, ...).",
+    )
+    idle_threshold = serializers.FloatField(
+        required=False,
+        default=None,
+        allow_null=True,
+        min_value=0.001,
+        max_value=MAX_IDLE_THRESHOLD_S,
+        help_text="Seconds (target active_time only): active time recomputed from the event logs at this threshold.",
+    )
+    log_time = serializers.BooleanField(
+        required=False, default=False, help_text="The mixed models explain log(time) (time targets only)."
+    )
+    mixed_models = serializers.BooleanField(required=False, default=True, help_text="Fit the mixed-effects models.")
 
 
 class SelectionOutputSerializer(serializers.Serializer):
@@ -36,6 +53,8 @@ class SelectionOutputSerializer(serializers.Serializer):
     annotators = serializers.ListField(child=serializers.CharField(), help_text="Empty = all annotators.")
     task_type = serializers.CharField(allow_null=True)
     origin = serializers.CharField(allow_null=True)
+    exclude_flagged = serializers.BooleanField()
+    idle_threshold_s = serializers.FloatField(allow_null=True)
 
 
 class SettingsOutputSerializer(serializers.Serializer):
@@ -47,11 +66,18 @@ class SettingsOutputSerializer(serializers.Serializer):
     confidence = serializers.FloatField()
     alpha = serializers.FloatField()
     min_edits = serializers.IntegerField()
+    cv_gap_flag = serializers.FloatField(
+        help_text="Flag a metric whose random-CV R² exceeds its item-grouped one by more."
+    )
+    bootstrap_resamples = serializers.IntegerField()
+    mixed_models = serializers.BooleanField()
+    log_target = serializers.BooleanField(help_text="The mixed models explain log(target).")
+    mixed_engine = serializers.ChoiceField(choices=["reml", "statsmodels"])
 
 
 class CVScoreOutputSerializer(serializers.Serializer):
     mean = serializers.FloatField()
-    sd = serializers.FloatField(help_text="Sample sd over repeats.")
+    sd = serializers.FloatField(allow_null=True, help_text="Sample sd over repeats; null for a single repeat.")
     repeats = serializers.ListField(child=serializers.FloatField(), help_text="Each repeat's mean fold R².")
 
 
@@ -62,6 +88,8 @@ class CorrelationOutputSerializer(serializers.Serializer):
     pearson_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
     spearman = serializers.FloatField(allow_null=True)
     spearman_p = serializers.FloatField(allow_null=True)
+    kendall = serializers.FloatField(allow_null=True, help_text="Kendall's tau-b.")
+    kendall_p = serializers.FloatField(allow_null=True)
 
 
 class WilliamsOutputSerializer(serializers.Serializer):
@@ -76,6 +104,34 @@ class WilliamsOutputSerializer(serializers.Serializer):
     significant = serializers.BooleanField()
 
 
+class BootstrapOutputSerializer(serializers.Serializer):
+    best = serializers.CharField()
+    n = serializers.IntegerField(help_text="Rows where the target and both metrics are present.")
+    units = serializers.IntegerField(help_text="Items resampled (rows, without an item column).")
+    unit = serializers.ChoiceField(choices=["item", "row"])
+    difference = serializers.FloatField(help_text="Oriented r of the best metric minus this metric's.")
+    ci = serializers.ListField(child=serializers.FloatField(allow_null=True), min_length=2, max_length=2)
+    resamples = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    excludes_zero = serializers.BooleanField(help_text="The interval lies above zero.")
+
+
+class MixedModelOutputSerializer(serializers.Serializer):
+    formula = serializers.CharField(help_text="z() = standardised on the rows used.")
+    n = serializers.IntegerField()
+    groups = serializers.DictField(child=serializers.IntegerField(), help_text="Random factor -> its levels.")
+    coefficient = serializers.FloatField(allow_null=True, help_text="The metric's standardised coefficient.")
+    se = serializers.FloatField(allow_null=True)
+    ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
+    p = serializers.FloatField(allow_null=True)
+    variances = serializers.DictField(child=serializers.FloatField(), help_text="Random factors and residual.")
+    r2_marginal = serializers.FloatField(allow_null=True, help_text="Nakagawa & Schielzeth: fixed effects only.")
+    r2_conditional = serializers.FloatField(allow_null=True, help_text="Fixed and random effects.")
+    converged = serializers.BooleanField()
+    engine = serializers.ChoiceField(choices=["reml", "statsmodels"])
+    messages = serializers.ListField(child=serializers.CharField())
+
+
 class MetricResultOutputSerializer(serializers.Serializer):
     name = serializers.CharField()
     direction = serializers.ChoiceField(choices=["effort", "similarity"])
@@ -87,11 +143,29 @@ class MetricResultOutputSerializer(serializers.Serializer):
     pearson_oriented = serializers.FloatField(allow_null=True, help_text="r with similarity metrics negated.")
     spearman = serializers.FloatField(allow_null=True)
     spearman_p = serializers.FloatField(allow_null=True)
+    kendall = serializers.FloatField(allow_null=True, help_text="Kendall's tau-b.")
+    kendall_p = serializers.FloatField(allow_null=True)
     pearson_per_annotator = serializers.DictField(child=serializers.FloatField(allow_null=True))
     per_annotator = serializers.DictField(child=CorrelationOutputSerializer())
-    knn_r2 = serializers.FloatField(allow_null=True, help_text="K-NN R², published protocol (one split).")
-    knn_r2_cv = CVScoreOutputSerializer(allow_null=True)
+    knn_r2 = serializers.FloatField(
+        allow_null=True,
+        help_text="K-NN R², published protocol (one split, scikit-learn's KNeighborsRegressor, rows in import order).",
+    )
+    knn_r2_tie_averaged = serializers.FloatField(
+        allow_null=True, help_text="The same split, training points tied at the K-th distance sharing its weight."
+    )
+    knn_r2_cv = CVScoreOutputSerializer(allow_null=True, help_text="Tie-averaged, repeated K-fold CV (random folds).")
+    knn_r2_cv_item = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by item.")
+    knn_r2_cv_annotator = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by annotator.")
+    cv_item_gap = serializers.FloatField(allow_null=True, help_text="knn_r2_cv mean minus knn_r2_cv_item mean.")
+    cv_optimistic = serializers.BooleanField(
+        allow_null=True, help_text="cv_item_gap above settings.cv_gap_flag: the random CV leaks items."
+    )
     williams_vs_best = WilliamsOutputSerializer(allow_null=True)
+    bootstrap_vs_best = BootstrapOutputSerializer(
+        allow_null=True, help_text="Paired bootstrap over items of the oriented-r difference with the best metric."
+    )
+    mixed = MixedModelOutputSerializer(allow_null=True, help_text="target ~ metric + (1 | annotator) [+ (1 | item)].")
     messages = serializers.ListField(child=serializers.CharField())
 
 
@@ -105,6 +179,10 @@ class EffortModelOutputSerializer(serializers.Serializer):
     n = serializers.IntegerField()
     dropped = serializers.IntegerField()
     r2_cv = CVScoreOutputSerializer(allow_null=True)
+    r2_cv_item = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by item.")
+    r2_cv_annotator = CVScoreOutputSerializer(
+        allow_null=True, help_text="Repeated K-fold grouped by annotator, without the annotator input."
+    )
     contributions = serializers.DictField(
         child=serializers.FloatField(), help_text="Drop-column importance: CV R² lost without the input."
     )
@@ -112,6 +190,25 @@ class EffortModelOutputSerializer(serializers.Serializer):
     excluded_metrics = serializers.ListField(child=serializers.CharField())
     messages = serializers.ListField(child=serializers.CharField())
     method = serializers.CharField()
+
+
+class FlaggedOutputSerializer(serializers.Serializer):
+    in_selection = serializers.IntegerField(help_text="Flagged post-edits in the selection (before any exclusion).")
+    excluded = serializers.BooleanField()
+
+
+class IdleSensitivityOutputSerializer(serializers.Serializer):
+    thresholds_s = serializers.ListField(child=serializers.FloatField())
+    project_threshold_s = serializers.FloatField()
+    n = serializers.IntegerField(help_text="Post-edits with an event log and every metric value.")
+    without_log = serializers.IntegerField(help_text="Post-edits without an event log (imported): left out.")
+    mean_active_ms = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    metrics = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(allow_null=True)),
+        help_text="Metric -> Pearson r with the recomputed active time at each threshold.",
+    )
+    stored_checked = serializers.IntegerField()
+    stored_equal = serializers.IntegerField(help_text="Recomputed at the project's threshold = the stored value.")
 
 
 class AnalysisOutputSerializer(serializers.Serializer):
@@ -122,9 +219,12 @@ class AnalysisOutputSerializer(serializers.Serializer):
     n_used = serializers.IntegerField(help_text="Rows with a target value.")
     dropped_target = serializers.IntegerField()
     annotators = serializers.ListField(child=serializers.CharField())
+    items = serializers.IntegerField(help_text="Distinct items among the rows used.")
     metrics = serializers.DictField(child=MetricResultOutputSerializer())
     best_metric = serializers.CharField(allow_null=True)
     best_by = serializers.CharField()
     matrix = MatrixOutputSerializer()
     effort_model = EffortModelOutputSerializer(allow_null=True)
     messages = serializers.ListField(child=serializers.CharField())
+    flagged = FlaggedOutputSerializer()
+    idle_sensitivity = IdleSensitivityOutputSerializer(allow_null=True, help_text="For the active_time target.")

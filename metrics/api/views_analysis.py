@@ -15,9 +15,8 @@ from rest_framework.views import APIView
 from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
-from metrics.analysis import Settings
 from metrics.api import serializers_analysis as s
-from metrics.reports import SelectionError, report_build, selection_build
+from metrics.reports import SelectionError, report_build, selection_build, settings_build
 from metrics.selectors import project_get
 
 
@@ -59,9 +58,17 @@ class ProjectAnalysisApi(APIView):
                 annotators=params["annotators"],
                 task_type=params["task_type"],
                 origin=params["origin"],
+                exclude_flagged=params["exclude_flagged"],
+                idle_threshold_s=params["idle_threshold"],
             )
-            settings = Settings(
-                k=params["k"], test_size=params["test_size"], seed=params["seed"], cv_repeats=params["cv_repeats"]
+            settings = settings_build(
+                selection=selection,
+                k=params["k"],
+                test_size=params["test_size"],
+                seed=params["seed"],
+                cv_repeats=params["cv_repeats"],
+                log_time=params["log_time"],
+                mixed_models=params["mixed_models"],
             )
         except (SelectionError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from None

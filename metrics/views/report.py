@@ -11,6 +11,7 @@ downloads as JSON (the analyze command's schema) and its table as CSV.
 import csv
 import io
 import json
+from dataclasses import asdict
 from urllib.parse import urlencode
 
 import numpy as np
@@ -23,10 +24,11 @@ from django.views.decorators.http import require_GET
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import plots
-from metrics.analysis import correlate, correlation_matrix, fit_line, format_p, summary_rows
+from metrics.analysis import Settings, correlate, correlation_matrix, fit_line, format_p, plain, summary_rows
 from metrics.exports import neutralise_formula
 from metrics.gold_figures import gold_table_build
 from metrics.reports import (
+    CHECKED,
     ORIGINS,
     Report,
     Selection,
@@ -34,6 +36,8 @@ from metrics.reports import (
     report_build,
     selection_data,
     selection_from_query,
+    settings_from_query,
+    settings_params,
 )
 from metrics.selectors import (
     TARGETS,
@@ -46,7 +50,7 @@ from metrics.selectors import (
     task_types,
 )
 
-PLOT_KINDS = ("scatter", "heatmap", "effort")
+PLOT_KINDS = ("scatter", "heatmap", "effort", "idle")
 NUMBER_FORMATS = ("csv", "json")
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
@@ -58,8 +62,8 @@ def _safe_name(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text).strip("_") or "report"
 
 
-def _query(selection: Selection, **extra: str) -> str:
-    return urlencode({**selection.as_params(), **extra}, doseq=True)
+def _query(selection: Selection, settings: Settings, **extra: str) -> str:
+    return urlencode({**selection.as_params(), **settings_params(settings), **extra}, doseq=True)
 
 
 @login_required
@@ -87,27 +91,31 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
             "annotators": request.GET.getlist("annotators"),
             "task_type": request.GET.get("task_type", ""),
             "origin": request.GET.get("origin", ""),
+            "exclude_flagged": request.GET.get("exclude_flagged", "") in CHECKED,
+            "log_time": request.GET.get("log_time", "") in CHECKED,
+            "idle_threshold": request.GET.get("idle_threshold", ""),
         },
     }
     status = 200
     try:
         selection = selection_from_query(project=project, query=request.GET)
+        settings = settings_from_query(selection=selection, query=request.GET)
     except SelectionError as exc:
         context["error"] = str(exc)
         status = 200 if request.htmx else 400  # htmx swaps only 2xx bodies: show the message in place
     else:
-        context.update(_report_context(report_build(selection=selection), project))
+        context.update(_report_context(report_build(selection=selection, settings=settings), project))
     template = "metrics/report_body.html" if request.htmx else "metrics/report.html"
     return render(request, template, context, status=status)
 
 
 def _report_context(report: Report, project: Project) -> dict:
     analysis = report.analysis
-    query = _query(report.selection)
+    query = _query(report.selection, analysis.settings)
     plot_base = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "KIND", "fmt": "FMT"})
 
     def plot_urls(kind: str, **extra: str) -> dict:
-        q = _query(report.selection, **extra)
+        q = _query(report.selection, analysis.settings, **extra)
         base = plot_base.replace("KIND", kind)
         return {fmt: f"{base.replace('FMT', fmt)}?{q}" for fmt in ("svg", "png", "csv", "json")}
 
@@ -130,6 +138,24 @@ def _report_context(report: Report, project: Project) -> dict:
             {"input": name, "contribution": model.contributions.get(name), "coefficient": model.coefficients.get(name)}
             for name in model.inputs
         ]
+    mixed_factors = sorted({f for r in analysis.metrics.values() if r.mixed for f in r.mixed.groups})
+    mixed_rows = [
+        {
+            "metric": name,
+            "formula": result.mixed.formula.replace(f"z({name})", "z(metric)"),
+            "n": result.mixed.n,
+            "groups": result.mixed.groups,
+            "coefficient": result.mixed.coefficient,
+            "ci": result.mixed.ci,
+            "r2_marginal": result.mixed.r2_marginal,
+            "r2_conditional": result.mixed.r2_conditional,
+            "factor_variances": [result.mixed.variances.get(factor) for factor in mixed_factors],
+            "residual": result.mixed.variances.get("residual"),
+            "messages": result.mixed.messages,
+        }
+        for name, result in analysis.metrics.items()
+        if result.mixed is not None
+    ]
     data_base = reverse("metrics-report-data", kwargs={"project_id": project.pk, "fmt": "FMT"})
     return {
         "report": report,
@@ -139,17 +165,28 @@ def _report_context(report: Report, project: Project) -> dict:
         "messages_all": report.messages + analysis.messages,
         "model": model,
         "contributions": contributions,
+        "mixed_rows": mixed_rows,
+        "mixed_factors": mixed_factors,
         "heatmap": plot_urls("heatmap") if len(report.metrics) > 1 else None,
         "effort_plot": plot_urls("effort") if model is not None and model.r2_cv is not None else None,
+        "sensitivity": report.idle_sensitivity,
+        "sensitivity_rows": [
+            {"metric": name, "values": values} for name, values in report.idle_sensitivity.metrics.items()
+        ]
+        if report.idle_sensitivity
+        else [],
+        "idle_plot": plot_urls("idle") if report.idle_sensitivity and report.idle_sensitivity.n else None,
+        "flagged": report.flagged,
         "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
         "query": query,
         "gold": gold_table_build(selection=report.selection),
     }
 
 
-def _selection_or_400(request: HttpRequest, project: Project) -> Selection | HttpResponse:
+def _selection_or_400(request: HttpRequest, project: Project) -> tuple[Selection, Settings] | HttpResponse:
     try:
-        return selection_from_query(project=project, query=request.GET)
+        selection = selection_from_query(project=project, query=request.GET)
+        return selection, settings_from_query(selection=selection, query=request.GET)
     except SelectionError as exc:
         return HttpResponseBadRequest(f"Bad selection: {exc}", content_type="text/plain; charset=utf-8")
 
@@ -184,10 +221,11 @@ def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse
     project = get_object_or_404(Project, pk=project_id)
     if fmt not in NUMBER_FORMATS:
         raise Http404(f"unknown format {fmt!r}")
-    selection = _selection_or_400(request, project)
-    if isinstance(selection, HttpResponse):
-        return selection
-    report = report_build(selection=selection)
+    chosen = _selection_or_400(request, project)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    selection, settings = chosen
+    report = report_build(selection=selection, settings=settings)
     filename = f"{_safe_name(project.name)}-{selection.target}-analysis"
     if fmt == "json":
         return _json_response(report.to_dict(), filename)
@@ -201,11 +239,13 @@ def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> H
     project = get_object_or_404(Project, pk=project_id)
     if kind not in PLOT_KINDS or fmt not in (*plots.FORMATS, *NUMBER_FORMATS):
         raise Http404(f"no plot {kind}.{fmt}")
-    selection = _selection_or_400(request, project)
-    if isinstance(selection, HttpResponse):
-        return selection
+    chosen = _selection_or_400(request, project)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    selection, settings = chosen
+    draw = {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort, "idle": _idle}[kind]
     try:
-        return {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort}[kind](selection, request.GET, fmt)
+        return draw(selection, settings, request.GET, fmt)
     except _PlotError as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
 
@@ -222,7 +262,7 @@ def _figure_response(content: bytes, fmt: str, filename: str) -> HttpResponse:
     return response
 
 
-def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
+def _scatter(selection: Selection, settings: Settings, query, fmt: str) -> HttpResponse:
     """Needs only the selection's data (not the whole analysis): cheap in a cold process."""
     data = selection_data(selection=selection)
     metric = query.get("metric", "")
@@ -267,7 +307,7 @@ def _scatter(selection: Selection, query, fmt: str) -> HttpResponse:
     return _figure_response(content, fmt, filename)
 
 
-def _heatmap(selection: Selection, query, fmt: str) -> HttpResponse:
+def _heatmap(selection: Selection, settings: Settings, query, fmt: str) -> HttpResponse:
     """The analysis's matrix (rows with a target value), from the selection's data alone."""
     data = selection_data(selection=selection)
     matrix = correlation_matrix(metric_matrix_rows(data.frame, target=selection.target_column), data.metrics)
@@ -290,8 +330,8 @@ def _heatmap(selection: Selection, query, fmt: str) -> HttpResponse:
     return _figure_response(content, fmt, filename)
 
 
-def _effort(selection: Selection, query, fmt: str) -> HttpResponse:
-    report = report_build(selection=selection)
+def _effort(selection: Selection, settings: Settings, query, fmt: str) -> HttpResponse:
+    report = report_build(selection=selection, settings=settings)
     model = report.analysis.effort_model
     if model is None or model.predicted is None:
         raise _PlotError("no effort model for this selection (see the report's messages)")
@@ -318,5 +358,32 @@ def _effort(selection: Selection, query, fmt: str) -> HttpResponse:
         fmt=fmt,
         label=target,
         title=f"{selection.project.name}: effort model (CV R² = {model.r2_cv.mean:.3f})",
+    )
+    return _figure_response(content, fmt, filename)
+
+
+def _idle(selection: Selection, settings: Settings, query, fmt: str) -> HttpResponse:
+    """r of each metric with active time recomputed at each idle threshold (target active_time)."""
+    if selection.target != "active_time":
+        raise _PlotError("the idle-threshold sensitivity is drawn for the target active_time")
+    sensitivity = report_build(selection=selection, settings=settings).idle_sensitivity
+    if sensitivity is None or not sensitivity.n:
+        raise _PlotError("no post-edit of this selection has an event log (imported edits have none)")
+    filename = f"{_safe_name(selection.project.name)}-idle-threshold-sensitivity"
+    if fmt == "csv":
+        return _csv_response(
+            [
+                {"metric": name, **{f"r_at_{s:g}s": r for s, r in zip(sensitivity.thresholds_s, values, strict=True)}}
+                for name, values in sensitivity.metrics.items()
+            ],
+            filename,
+        )
+    if fmt == "json":
+        return _json_response({"selection": selection.describe(), **plain(asdict(sensitivity))}, filename)
+    content = plots.idle_sensitivity(
+        sensitivity.thresholds_s,
+        sensitivity.metrics,
+        fmt=fmt,
+        title=f"{selection.project.name}: r with active time by idle threshold (n = {sensitivity.n:,})",
     )
     return _figure_response(content, fmt, filename)

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.formula.api as smf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
-from sklearn.model_selection import RepeatedKFold, cross_val_score, train_test_split
+from sklearn.model_selection import GroupKFold, LeaveOneGroupOut, RepeatedKFold, cross_val_score, train_test_split
 from sklearn.neighbors import KNeighborsRegressor
 
 from metrics.analysis import (
@@ -26,9 +27,13 @@ from metrics.analysis import (
     correlate,
     fit_line,
     format_p,
+    group_fold_ids,
     knn_predict,
     knn_r2_cv,
-    knn_r2_split,
+    knn_r2_published,
+    knn_r2_tie_averaged,
+    standardise,
+    summary_rows,
     williams_test,
 )
 
@@ -75,22 +80,67 @@ def test_spearman_uses_average_ranks_for_ties_like_scipy():
     assert correlate(x, y).spearman == pytest.approx(stats.spearmanr(x, y).statistic, rel=1e-12)
 
 
+def _sklearn_published(x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float = 0.2, seed: int = 42) -> float:
+    """The published protocol as its code runs it, rows in the order given."""
+    x_train, x_test, y_train, y_test = train_test_split(x[:, None], y, test_size=test_size, random_state=seed)
+    return r2_score(y_test, KNeighborsRegressor(n_neighbors=k).fit(x_train, y_train).predict(x_test))
+
+
 def test_knn_published_protocol_matches_sklearn():
     frame = study(n=400)
     x, y = frame["far"].to_numpy(), frame["wall_ms"].to_numpy()
-    train, test = train_test_split(np.arange(x.size), test_size=0.2, random_state=42)
-    model = KNeighborsRegressor(n_neighbors=5).fit(x[train, None], y[train])
-    expected = r2_score(y[test], model.predict(x[test, None]))
-    assert knn_r2_split(x, y, k=5, test_size=0.2, seed=42) == pytest.approx(expected, rel=1e-10)
+    expected = _sklearn_published(x, y)
+    assert knn_r2_published(x, y, k=5, test_size=0.2, seed=42) == pytest.approx(expected, rel=1e-10)
+    assert knn_r2_tie_averaged(x, y, k=5, test_size=0.2, seed=42) == pytest.approx(expected, rel=1e-10)  # no ties
 
 
 def test_knn_split_size_and_seed_are_configurable():
     frame = study(n=400)
     x, y = frame["far"].to_numpy(), frame["wall_ms"].to_numpy()
-    train, test = train_test_split(np.arange(x.size), test_size=0.3, random_state=3)
-    model = KNeighborsRegressor(n_neighbors=7).fit(x[train, None], y[train])
-    expected = r2_score(y[test], model.predict(x[test, None]))
-    assert knn_r2_split(x, y, k=7, test_size=0.3, seed=3) == pytest.approx(expected, rel=1e-10)
+    expected = _sklearn_published(x, y, k=7, test_size=0.3, seed=3)
+    assert knn_r2_published(x, y, k=7, test_size=0.3, seed=3) == pytest.approx(expected, rel=1e-10)
+    assert knn_r2_tie_averaged(x, y, k=7, test_size=0.3, seed=3) == pytest.approx(expected, rel=1e-10)
+
+
+def test_knn_published_protocol_equals_sklearn_on_heavily_tied_integer_metrics():
+    """Integer metric values (most rows tie at the 5th distance): scikit-learn keeps whichever tied
+    neighbours its tree returns; knn_r2 is that figure, the tie-averaged one differs."""
+    rng = np.random.default_rng(11)
+    n = 2000
+    change = rng.poisson(6, n)
+    frame = pd.DataFrame(
+        {
+            "annotator": [f"ann{a}" for a in rng.integers(0, 4, n)],
+            "external_id": [f"item{i}" for i in rng.integers(0, 500, n)],
+            "levels": (change + rng.integers(-2, 3, n)).astype(float),  # ~15 distinct values
+            "keystrokes": (3 * change + rng.poisson(4, n)).astype(float),
+        }
+    )
+    x, y = frame["levels"].to_numpy(), frame["keystrokes"].to_numpy()
+    assert np.unique(x).size < 20
+    expected = _sklearn_published(x, y)
+    for k, test_size, seed in ((5, 0.2, 42), (3, 0.25, 7)):
+        assert knn_r2_published(x, y, k=k, test_size=test_size, seed=seed) == pytest.approx(
+            _sklearn_published(x, y, k=k, test_size=test_size, seed=seed), abs=1e-12
+        )
+    result = analyze(frame, metrics=["levels"], target="keystrokes", settings=Settings(cv_repeats=2)).metrics["levels"]
+    assert abs(result.knn_r2 - expected) <= 1e-12
+    assert result.knn_r2_tie_averaged == pytest.approx(knn_r2_tie_averaged(x, y), abs=1e-12)
+    assert abs(result.knn_r2_tie_averaged - result.knn_r2) > 1e-3  # the ties matter here
+    summary = summary_rows(analyze(frame, metrics=["levels"], target="keystrokes", settings=Settings(cv_repeats=2)))
+    assert abs(summary[0]["knn_r2"] - expected) <= 1e-12
+    assert summary[0]["knn_r2_tie_averaged"] == pytest.approx(result.knn_r2_tie_averaged, abs=1e-12)
+
+
+def test_knn_published_protocol_follows_the_row_order_it_is_given():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 8, 600).astype(float)
+    y = 2 * x + rng.normal(0, 3, 600)
+    reordered = rng.permutation(600)
+    assert knn_r2_published(x, y) == pytest.approx(_sklearn_published(x, y), abs=1e-12)
+    assert knn_r2_published(x[reordered], y[reordered]) == pytest.approx(
+        _sklearn_published(x[reordered], y[reordered]), abs=1e-12
+    )
 
 
 def test_knn_repeated_cv_matches_sklearn():
@@ -388,3 +438,338 @@ def test_the_analysis_package_imports_nothing_from_django():
     env = {**os.environ, "PYTHONPATH": root}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env)
     assert result.stdout.strip() == "[]"
+
+
+# --- grouped cross-validation ------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    groups=st.lists(st.integers(0, 30), min_size=2, max_size=120),
+    folds=st.integers(2, 6),
+    repeats=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_grouped_splits_never_share_a_group(groups, folds, repeats, seed):
+    codes = np.array(groups)
+    table = group_fold_ids(codes, folds=folds, repeats=repeats, seed=seed)
+    n_groups = np.unique(codes).size
+    if n_groups < 2:
+        assert table is None
+        return
+    assert table.shape == (1 if n_groups <= folds else repeats, codes.size)
+    for repeat in table:
+        for group in np.unique(codes):
+            assert np.unique(repeat[codes == group]).size == 1  # the whole group in one test fold
+        assert set(np.unique(repeat)) == set(range(min(folds, n_groups)))  # every fold tests something
+
+
+def _group_splits(groups: np.ndarray, *, folds: int = 5, repeats: int = 10, seed: int = 42) -> list:
+    """scikit-learn's GroupKFold, shuffled, repeated from one RandomState as RepeatedKFold does."""
+    rng = np.random.RandomState(seed)
+    splits = []
+    for _ in range(repeats):
+        splits.extend(GroupKFold(n_splits=folds, shuffle=True, random_state=rng).split(groups, groups=groups))
+    return splits
+
+
+def shared_items(n_items: int = 80, per_item: int = 4, annotators: int = 6, seed: int = 3) -> pd.DataFrame:
+    """Each item post-edited by several annotators; the effort has an item effect the metric does
+    not see, and the metric is nearly the same for every edit of an item."""
+    rng = np.random.default_rng(seed)
+    item = np.repeat(np.arange(n_items), per_item)
+    change = rng.gamma(2.0, 5.0, n_items)[item]
+    quirk = rng.normal(0, 8, n_items)[item]  # how hard the item is beyond its amount of change
+    who = rng.integers(0, annotators, item.size)
+    frame = pd.DataFrame(
+        {
+            "annotator": [f"ann{a}" for a in who],
+            "external_id": [f"item{i}" for i in item],
+            "original": "o" * 30,
+            "edited": ["e" * int(30 + c) for c in change],
+            "close": change + 0.5 * quirk / 8 + rng.normal(0, 0.05, item.size),
+            "keystrokes": 2 * change + quirk + rng.normal(0, 1, item.size) + who,
+        }
+    )
+    return frame
+
+
+def test_item_and_annotator_grouped_knn_cv_match_sklearn_on_the_same_groups():
+    frame = shared_items()
+    result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3)).metrics["close"]
+    x, y = frame["close"].to_numpy()[:, None], frame["keystrokes"].to_numpy()
+    for column, cv in (("external_id", result.knn_r2_cv_item), ("annotator", result.knn_r2_cv_annotator)):
+        groups = pd.factorize(frame[column])[0]
+        splits = _group_splits(groups, repeats=3)
+        scores = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=splits).reshape(3, 5).mean(axis=1)
+        assert cv.repeats == pytest.approx(list(scores), rel=1e-10)
+        assert cv.mean == pytest.approx(scores.mean(), rel=1e-10)
+
+
+def test_with_no_more_annotators_than_folds_each_annotator_is_left_out_once():
+    frame = shared_items(annotators=4)
+    result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3)).metrics["close"]
+    x, y = frame["close"].to_numpy()[:, None], frame["keystrokes"].to_numpy()
+    scores = cross_val_score(
+        KNeighborsRegressor(5), x, y, scoring="r2", cv=LeaveOneGroupOut(), groups=frame["annotator"]
+    )
+    assert result.knn_r2_cv_annotator.repeats == pytest.approx([scores.mean()], rel=1e-10)
+
+
+def test_a_metric_whose_random_cv_leaks_items_is_flagged():
+    frame = shared_items()
+    result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3))
+    close = result.metrics["close"]
+    assert close.cv_item_gap == pytest.approx(close.knn_r2_cv.mean - close.knn_r2_cv_item.mean)
+    assert close.cv_item_gap > 0.05 and close.cv_optimistic is True
+    assert any("random-CV R² exceeds item-grouped CV R² by" in m for m in close.messages)
+    assert result.items == 80
+    row = summary_rows(result)[0]
+    assert row["cv_optimistic"] is True and row["knn_r2_cv_item_mean"] == pytest.approx(close.knn_r2_cv_item.mean)
+
+
+def test_a_metric_without_item_leakage_is_not_flagged():
+    frame = study(n=300)
+    frame["external_id"] = [f"item{i}" for i in range(300)]  # every item edited once
+    result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3))
+    assert result.metrics["close"].cv_optimistic is False
+    assert any("every item has one edit" in m for m in result.messages)
+
+
+def test_without_an_item_column_there_is_no_item_grouped_cv():
+    result = analyze(study(), metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=2))
+    assert result.metrics["close"].knn_r2_cv_item is None and result.metrics["close"].cv_optimistic is None
+    assert result.effort_model.r2_cv_item is None and result.items == 0
+    assert any("no item column (external_id)" in m for m in result.messages)
+    assert result.metrics["close"].knn_r2_cv_annotator is not None
+
+
+def test_effort_model_grouped_cv_matches_sklearn_linear_regression():
+    frame = shared_items()
+    model = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3)).effort_model
+    y = frame["keystrokes"].to_numpy()
+    design = _design(frame, ["close"])
+    items = pd.factorize(frame["external_id"])[0]
+    item_scores = cross_val_score(
+        LinearRegression(), design, y, scoring="r2", cv=_group_splits(items, repeats=3)
+    ).reshape(3, 5)
+    assert model.r2_cv_item.repeats == pytest.approx(list(item_scores.mean(axis=1)), rel=1e-8)
+    # Leave annotators out: the model cannot know an unseen person, so it has no annotator input.
+    people = pd.factorize(frame["annotator"])[0]
+    without = _design(frame, ["close"], drop="annotator")
+    people_scores = cross_val_score(
+        LinearRegression(), without, y, scoring="r2", cv=_group_splits(people, repeats=3)
+    ).reshape(3, 5)
+    assert model.r2_cv_annotator.repeats == pytest.approx(list(people_scores.mean(axis=1)), rel=1e-8)
+
+
+# --- mixed models, bootstrap, Kendall ------------------------------------------------------
+
+
+def crossed(n_items: int = 50, annotators: int = 5, seed: int = 1) -> pd.DataFrame:
+    """Every item edited by every annotator; effort = metric + item effect + annotator effect + noise."""
+    rng = np.random.default_rng(seed)
+    item = np.repeat(np.arange(n_items), annotators)
+    who = np.tile(np.arange(annotators), n_items)
+    x = rng.gamma(2, 5, n_items)[item] + rng.normal(0, 2, item.size)
+    y = 2 * x + rng.normal(0, 5, n_items)[item] + rng.normal(0, 3, annotators)[who] + rng.normal(0, 3, item.size)
+    return pd.DataFrame(
+        {
+            "annotator": [f"ann{a}" for a in who],
+            "external_id": [f"item{i}" for i in item],
+            "x": x,
+            "wall_ms": 1000 * np.exp(y / 40),
+            "keystrokes": y,
+        }
+    )
+
+
+def _statsmodels_crossed(frame: pd.DataFrame, target: str, metric: str = "x"):
+    data = pd.DataFrame(
+        {
+            "y": standardise(frame[target].to_numpy(float)),
+            "x": standardise(frame[metric].to_numpy(float)),
+            "annotator": frame["annotator"],
+            "item": frame["external_id"],
+            "one": 1,
+        }
+    )
+    vc = {"annotator": "0 + C(annotator)", "item": "0 + C(item)"}
+    return smf.mixedlm("y ~ x", data, groups="one", re_formula="0", vc_formula=vc, use_sparse=True).fit(reml=True)
+
+
+def _nakagawa(fixed_values: np.ndarray, random: float, residual: float) -> tuple[float, float]:
+    fixed = np.var(fixed_values, ddof=1)
+    total = fixed + random + residual
+    return fixed / total, (fixed + random) / total
+
+
+def test_mixed_model_with_crossed_annotator_and_item_matches_statsmodels():
+    frame = crossed()
+    result = analyze(frame, metrics=["x"], target="keystrokes", settings=Settings(cv_repeats=2)).metrics["x"]
+    mixed = result.mixed
+    expected = _statsmodels_crossed(frame, "keystrokes")
+    assert mixed.formula == "z(keystrokes) ~ z(x) + (1 | annotator) + (1 | item)"
+    assert mixed.groups == {"annotator": 5, "item": 50} and mixed.n == 250 and mixed.converged
+    assert mixed.coefficient == pytest.approx(expected.fe_params["x"], rel=1e-5)
+    annotator_var, item_var = expected.vcomp  # statsmodels stops a little short of the optimum: 1e-3
+    assert mixed.variances["annotator"] == pytest.approx(annotator_var, rel=5e-3)
+    assert mixed.variances["item"] == pytest.approx(item_var, rel=1e-3)
+    assert mixed.variances["residual"] == pytest.approx(expected.scale, rel=1e-4)
+    # Our SE is sigma² (X' H⁻¹ X)⁻¹ (lme4's vcov); statsmodels' comes from the full observed Hessian.
+    assert mixed.se == pytest.approx(expected.bse_fe["x"], rel=2e-2)
+    low, high = expected.conf_int().loc["x"]
+    assert mixed.ci == pytest.approx((low, high), abs=2e-3)
+    fitted = expected.model.exog @ expected.fe_params.to_numpy()
+    marginal, conditional = _nakagawa(fitted, annotator_var + item_var, expected.scale)
+    assert mixed.r2_marginal == pytest.approx(marginal, abs=1e-4)
+    assert mixed.r2_conditional == pytest.approx(conditional, abs=1e-4)
+
+
+def test_mixed_model_with_annotators_only_matches_statsmodels():
+    frame = study(n=300, annotators=4)  # no item column: every edit its own item
+    mixed = analyze(frame, metrics=["far"], target="keystrokes", settings=Settings(cv_repeats=2)).metrics["far"].mixed
+    data = pd.DataFrame(
+        {"y": standardise(frame["keystrokes"].to_numpy()), "x": standardise(frame["far"].to_numpy())}
+    ).assign(annotator=frame["annotator"])
+    expected = smf.mixedlm("y ~ x", data, groups="annotator").fit(reml=True)
+    assert mixed.formula == "z(keystrokes) ~ z(far) + (1 | annotator)" and mixed.groups == {"annotator": 4}
+    assert mixed.coefficient == pytest.approx(expected.fe_params["x"], rel=1e-6)
+    assert mixed.se == pytest.approx(expected.bse_fe["x"], rel=1e-3)
+    assert mixed.variances["annotator"] == pytest.approx(expected.cov_re.iloc[0, 0], rel=2e-3)
+    assert mixed.variances["residual"] == pytest.approx(expected.scale, rel=1e-5)
+
+
+def test_the_statsmodels_engine_is_statsmodels_itself():
+    frame = crossed(n_items=20, annotators=3)
+    settings = Settings(cv_repeats=2, mixed_engine="statsmodels")
+    mixed = analyze(frame, metrics=["x"], target="keystrokes", settings=settings).metrics["x"].mixed
+    expected = _statsmodels_crossed(frame, "keystrokes")
+    assert mixed.engine == "statsmodels"
+    assert mixed.coefficient == pytest.approx(expected.fe_params["x"], rel=1e-12)
+    assert mixed.se == pytest.approx(expected.bse_fe["x"], rel=1e-12)
+    assert [mixed.variances["annotator"], mixed.variances["item"]] == pytest.approx(list(expected.vcomp), rel=1e-12)
+    reml = analyze(frame, metrics=["x"], target="keystrokes", settings=Settings(cv_repeats=2)).metrics["x"].mixed
+    assert reml.coefficient == pytest.approx(mixed.coefficient, rel=1e-4)
+
+
+def test_mixed_model_of_log_time_and_rows_without_a_logarithm():
+    frame = crossed()
+    frame.loc[:2, "wall_ms"] = 0.0
+    settings = Settings(cv_repeats=2, log_target=True)
+    mixed = analyze(frame, metrics=["x"], target="wall_ms", settings=settings).metrics["x"].mixed
+    assert mixed.formula == "z(log(wall_ms)) ~ z(x) + (1 | annotator) + (1 | item)" and mixed.n == 247
+    assert any("3 rows with wall_ms <= 0" in m for m in mixed.messages)
+    kept = frame.iloc[3:].assign(wall_ms=lambda f: np.log(f["wall_ms"]))
+    assert mixed.coefficient == pytest.approx(_statsmodels_crossed(kept, "wall_ms").fe_params["x"], rel=1e-5)
+    plain_time = analyze(frame, metrics=["x"], target="wall_ms", settings=Settings(cv_repeats=2)).metrics["x"].mixed
+    assert plain_time.formula.startswith("z(wall_ms)") and plain_time.coefficient != mixed.coefficient
+
+
+def test_mixed_models_can_be_turned_off():
+    result = analyze(crossed(), metrics=["x"], target="keystrokes", settings=Settings(cv_repeats=2, mixed_models=False))
+    assert result.metrics["x"].mixed is None
+    assert result.to_dict()["metrics"]["x"]["mixed"] is None
+
+
+def test_a_selection_with_one_annotator_and_unshared_items_has_no_mixed_model_but_a_message():
+    frame = study(annotators=1)
+    mixed = (
+        analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=2)).metrics["close"].mixed
+    )
+    assert mixed.coefficient is None and mixed.groups == {}
+    assert "no random factor with two levels" in mixed.messages[0]
+
+
+def _naive_bootstrap(frame, target, best, other, *, resamples, seed, items="external_id"):
+    """Draw items exactly as the analysis does (chunks of 100 from default_rng(seed)), then recompute
+    both correlations from the drawn rows with numpy."""
+    codes, _ = pd.factorize(frame[items])
+    units = codes.max() + 1
+    rows_of = [np.flatnonzero(codes == u) for u in range(units)]
+    rng = np.random.default_rng(seed)
+    y, a, b = (frame[c].to_numpy(float) for c in (target, best, other))
+    differences = []
+    for start in range(0, resamples, 100):
+        for draw in rng.integers(0, units, size=(min(100, resamples - start), units)):
+            rows = np.concatenate([rows_of[u] for u in draw])
+            differences.append(np.corrcoef(y[rows], a[rows])[0, 1] - np.corrcoef(y[rows], b[rows])[0, 1])
+    return np.percentile(differences, [2.5, 97.5])
+
+
+def test_paired_bootstrap_over_items_equals_resampling_the_items_by_hand():
+    frame = shared_items(n_items=40)
+    frame["noisy"] = frame["close"] + np.random.default_rng(0).normal(0, 3, len(frame))
+    settings = Settings(cv_repeats=2, bootstrap_resamples=300, seed=9)
+    result = analyze(frame, metrics=["close", "noisy"], target="keystrokes", settings=settings)
+    assert result.best_metric == "close"
+    boot = result.metrics["noisy"].bootstrap_vs_best
+    assert (boot.best, boot.unit, boot.units, boot.n, boot.resamples, boot.seed) == ("close", "item", 40, 160, 300, 9)
+    r = frame[["keystrokes", "close", "noisy"]].corr().loc["keystrokes"]
+    assert boot.difference == pytest.approx(r["close"] - r["noisy"], rel=1e-9)
+    low, high = _naive_bootstrap(frame, "keystrokes", "close", "noisy", resamples=300, seed=9)
+    assert boot.ci == pytest.approx((low, high), rel=1e-9)
+    assert boot.excludes_zero == (low > 0)
+    assert result.metrics["close"].bootstrap_vs_best is None
+
+
+def test_the_bootstrap_is_reproducible_with_its_seed():
+    frame = shared_items(n_items=40)
+    frame["noisy"] = frame["close"] + np.random.default_rng(0).normal(0, 3, len(frame))
+
+    def interval(seed: int) -> tuple[float, float]:
+        settings = Settings(cv_repeats=2, bootstrap_resamples=200, seed=seed, mixed_models=False)
+        return (
+            analyze(frame, metrics=["close", "noisy"], target="keystrokes", settings=settings)
+            .metrics["noisy"]
+            .bootstrap_vs_best.ci
+        )
+
+    assert interval(3) == interval(3)
+    assert interval(3) != interval(4)
+
+
+def test_similarity_metrics_are_oriented_in_the_bootstrap():
+    frame = shared_items(n_items=40)
+    frame["similar"] = -frame["close"] + np.random.default_rng(1).normal(0, 2, len(frame))
+    result = analyze(
+        frame,
+        metrics=["close", "similar"],
+        target="keystrokes",
+        directions={"similar": SIMILARITY},
+        settings=Settings(cv_repeats=2, bootstrap_resamples=200),
+    )
+    boot = result.metrics["similar"].bootstrap_vs_best
+    assert boot.difference == pytest.approx(
+        result.metrics["close"].pearson_oriented - result.metrics["similar"].pearson_oriented, rel=1e-9
+    )
+
+
+def test_kendall_tau_matches_scipy_pooled_and_per_annotator():
+    frame = study()
+    frame["rounded"] = frame["far"].round()  # ties: tau-b
+    result = analyze(frame, metrics=["rounded"], target="keystrokes", settings=Settings(cv_repeats=2))
+    rounded = result.metrics["rounded"]
+    expected = stats.kendalltau(frame["rounded"], frame["keystrokes"])
+    assert rounded.kendall == pytest.approx(expected.statistic, rel=1e-12)
+    assert rounded.kendall_p == pytest.approx(expected.pvalue, rel=1e-9)
+    for name, rows in frame.groupby("annotator"):
+        tau = stats.kendalltau(rows["rounded"], rows["keystrokes"]).statistic
+        assert rounded.per_annotator[name].kendall == pytest.approx(tau, rel=1e-12)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["i1", "i2", "i3", "i4", None]), values, values),
+        min_size=0,
+        max_size=40,
+    ),
+    log_target=st.booleans(),
+)
+def test_grouped_cv_mixed_models_and_bootstrap_never_raise(rows, log_target):
+    frame = pd.DataFrame(rows, columns=["annotator", "external_id", "m1", "target"], dtype=object)
+    settings = Settings(cv_repeats=2, bootstrap_resamples=100, log_target=log_target)
+    frame["m2"] = pd.to_numeric(frame["m1"], errors="coerce") * 2 + 1
+    result = analyze(frame, metrics=["m1", "m2"], target="target", settings=settings)
+    json.dumps(result.to_dict(), allow_nan=False)

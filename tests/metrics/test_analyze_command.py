@@ -75,7 +75,11 @@ def test_json_has_the_documented_schema_and_independent_values(study):
         "annotators": [],
         "task_type": None,
         "origin": None,
+        "exclude_flagged": False,
+        "idle_threshold_s": None,
     }
+    assert data["flagged"] == {"in_selection": 0, "excluded": False}
+    assert data["idle_sensitivity"] is None  # for the active_time target only
     assert data["settings"] == {
         "k": 5,
         "test_size": 0.2,
@@ -85,6 +89,11 @@ def test_json_has_the_documented_schema_and_independent_values(study):
         "confidence": 0.95,
         "alpha": 0.05,
         "min_edits": 10,
+        "cv_gap_flag": 0.05,
+        "bootstrap_resamples": 1000,
+        "mixed_models": True,
+        "log_target": False,
+        "mixed_engine": "reml",
     }
 
 
@@ -172,3 +181,54 @@ def test_errors_name_the_problem(study):
         run("--project", project.name, "--target", "minutes")
     with pytest.raises(CommandError, match="test_size must be between 0 and 1"):
         run("--project", project.name, "--target", "keystrokes", "--test-size", "2")
+
+
+def _flag(post_edits, *flags_per_edit):
+    for post_edit, flags in zip(post_edits, flags_per_edit, strict=False):
+        post_edit.flags = flags
+        post_edit.save(update_fields=["flags"])
+
+
+def test_flagged_edits_are_counted_by_default_and_left_out_on_request(study):
+    project, post_edits = study
+    _flag(post_edits, ["keys_uncorroborated"], ["wall_clipped", "replay_mismatch"], [], ["event_gap"])
+    included = json.loads(run("--project", project.name, "--target", "keystrokes", "--format", "json"))
+    assert included["n_rows"] == 30 and included["flagged"] == {"in_selection": 3, "excluded": False}
+    assert any("3 of 30 post-edits in this selection are flagged" in m for m in included["messages"])
+    excluded = json.loads(
+        run("--project", project.name, "--target", "keystrokes", "--exclude-flagged", "--format", "json")
+    )
+    assert excluded["n_rows"] == 27 and excluded["flagged"] == {"in_selection": 3, "excluded": True}
+    assert excluded["selection"]["exclude_flagged"] is True
+    assert any("3 flagged post-edits left out" in m for m in excluded["messages"])
+    kept = [pe for pe in sorted(post_edits, key=lambda pe: pe.pk) if pe.pk not in {p.pk for p in post_edits[:4]}]
+    x = np.array([pe.metric_values.get(metric="compression", variant="plain").value for pe in kept])
+    y = np.array([pe.keystrokes for pe in kept], dtype=float)
+    third = post_edits[2]  # its flags are empty: it stays
+    x = np.append(x, third.metric_values.get(metric="compression", variant="plain").value)
+    y = np.append(y, third.keystrokes)
+    assert excluded["metrics"]["compression"]["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic)
+
+
+def test_log_time_models_log_time_and_only_for_time_targets(study):
+    project, _ = study
+    data = json.loads(run("--project", project.name, "--target", "wall_time", "--log-time", "--format", "json"))
+    assert data["settings"]["log_target"] is True
+    assert data["metrics"]["compression"]["mixed"]["formula"].startswith("z(log(wall_ms)) ~ z(compression)")
+    with pytest.raises(CommandError, match="log time applies to the time targets \\(wall_time, active_time\\)"):
+        run("--project", project.name, "--target", "keystrokes", "--log-time")
+
+
+def test_mixed_models_can_be_skipped(study):
+    project, _ = study
+    data = json.loads(run("--project", project.name, "--target", "keystrokes", "--no-mixed", "--format", "json"))
+    assert data["settings"]["mixed_models"] is False and data["metrics"]["levenshtein"]["mixed"] is None
+    assert "Mixed-effects models: off" in run("--project", project.name, "--target", "keystrokes", "--no-mixed")
+
+
+def test_table_shows_the_new_figures(study):
+    project, _ = study
+    text = run("--project", project.name, "--target", "keystrokes")
+    assert "knn_r2_ties" in text and "cv_item" in text and "kendall" in text and "bootstrap Δr [95%]" in text
+    assert "Mixed-effects models (z(keystrokes) ~ z(metric) + (1 | annotator), REML" in text
+    assert "scikit-learn keeps whichever tied neighbours its tree" in text.replace("\n", " ")

@@ -128,3 +128,26 @@ def test_the_endpoint_is_in_the_openapi_schema(researcher_client):
 def test_an_id_beyond_any_database_column_is_404(researcher):
     response = token_client(researcher).get(f"/api/projects/{10**20}/analysis/?target=keystrokes")
     assert response.status_code == 404
+
+
+def test_the_new_options_and_their_hostile_values(researcher_client, study):
+    project, post_edits = study
+    post_edits[0].flags = ["keys_uncorroborated"]
+    post_edits[0].save(update_fields=["flags"])
+    base = reverse("api-project-analysis", kwargs={"pk": project.pk})
+    data = researcher_client.get(base + "?target=wall_time&exclude_flagged=true&log_time=true").json()
+    assert data["n_rows"] == 29 and data["flagged"] == {"in_selection": 1, "excluded": True}
+    assert data["metrics"]["bleu"]["mixed"]["formula"].startswith("z(log(wall_ms))")
+    assert (
+        researcher_client.get(base + "?target=wall_time&mixed_models=false").json()["metrics"]["bleu"]["mixed"] is None
+    )
+    for query, field in (
+        ("target=keystrokes&log_time=true", "log time applies to the time targets"),
+        ("target=keystrokes&exclude_flagged=maybe", "exclude_flagged"),
+        ("target=wall_time&log_time=%C2%B2", "log_time"),
+        ("target=active_time&idle_threshold=nan", "idle_threshold"),
+        ("target=active_time&idle_threshold=-1", "idle_threshold"),
+    ):
+        response = researcher_client.get(f"{base}?{query}")
+        assert response.status_code == 400, query
+        assert field in json.dumps(response.json()), query

@@ -41,6 +41,10 @@ def test_the_study_is_imported_computed_and_analysed(study):
 
     frame = post_edit_frame(project=study, metrics=METRICS, variants=["plain"])
     assert len(frame) == 5235
+    # Import order: the post-editors' files by name, each line by line (what the published code read).
+    origin = dict(PostEdit.objects.values_list("id", "origin_detail"))
+    read = [(origin[i]["file"].rsplit("/", 1)[-1], origin[i]["line"]) for i in frame["post_edit_id"]]
+    assert read == sorted(read) and read[0] == ("ann0", 1) and read[1047] == ("ann1", 1)
     assert sorted(frame["annotator"].unique()) == ["ann0", "ann1", "ann2", "ann3", "ann4"]
     assert frame[["compression", "levenshtein", "wall_ms", "keystrokes"]].notna().all().all()
 
@@ -57,14 +61,33 @@ def test_the_study_is_imported_computed_and_analysed(study):
         "ann3": 0.89,
         "ann4": 0.86,
     }
-    assert round(keystrokes.knn_r2, 2) == 0.64
+    # The published protocol as scikit-learn runs it, and the tie-averaged estimate beside it.
+    assert round(keystrokes.knn_r2, 3) == 0.598
+    assert round(keystrokes.knn_r2_tie_averaged, 2) == 0.64
     assert round(keystrokes.knn_r2_cv.mean, 2) == 0.69
+    assert round(keystrokes.knn_r2_cv_item.mean, 2) == 0.68
+    assert round(keystrokes.knn_r2_cv_annotator.mean, 2) == 0.65
+    assert keystrokes.cv_optimistic is False
     wall = results["wall_ms"].metrics["compression"]
     assert round(wall.pearson, 2) == 0.63
-    assert round(wall.knn_r2, 2) == 0.33
-    assert round(results["keystrokes"].metrics["levenshtein"].pearson, 2) == 0.84
+    assert round(wall.knn_r2, 3) == 0.194
+    assert round(wall.knn_r2_tie_averaged, 2) == 0.33
+    assert round(keystrokes.kendall, 2) == 0.73
+    assert (round(keystrokes.mixed.coefficient, 2), keystrokes.mixed.groups) == (0.83, {"annotator": 5, "item": 1047})
+    assert (round(keystrokes.mixed.r2_marginal, 2), round(keystrokes.mixed.r2_conditional, 2)) == (0.69, 0.78)
+    # levenshtein's r is higher: Williams's test calls it significant, the bootstrap over segments does not.
+    assert results["keystrokes"].best_metric == "levenshtein"
+    assert keystrokes.williams_vs_best.significant and not keystrokes.bootstrap_vs_best.excludes_zero
+    levenshtein = results["keystrokes"].metrics["levenshtein"]
+    assert round(levenshtein.pearson, 2) == 0.84
+    assert round(levenshtein.knn_r2, 3) == 0.588
+    assert round(results["wall_ms"].metrics["levenshtein"].knn_r2, 3) == 0.245
     model = results["keystrokes"].effort_model
-    assert model is not None and 0.77
+    assert (round(model.r2_cv.mean, 2), round(model.r2_cv_item.mean, 2), round(model.r2_cv_annotator.mean, 2)) == (
+        0.77,
+        0.77,
+        0.69,
+    )
 
 
 def test_the_study_exports_one_row_per_post_edit(study):

@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotations.models import Project
 from metrics.reports import clear_cache
 from tests.factories import UserFactory
-from tests.metrics.report_data import build_study
+from tests.metrics.report_data import build_shared_study, build_study
 
 
 @pytest.fixture(autouse=True)
@@ -234,3 +234,60 @@ def test_huge_ids_and_nul_characters_get_clear_answers(researcher_client, study)
     url = reverse("metrics-report", kwargs={"project_id": study.pk})
     response = researcher_client.get(url, {"task_type": "mt\x00"})
     assert response.status_code == 400 and "task_type contains a NUL character" in response.content.decode()
+
+
+def test_the_page_shows_the_published_protocol_beside_the_tie_averaged_and_grouped_cv(researcher_client, study):
+    response = researcher_client.get(reverse("metrics-report", kwargs={"project_id": study.pk}))
+    html = response.content.decode()
+    for header in (
+        "5-NN R² (published protocol)",
+        "5-NN R² tie-averaged",
+        "CV random",
+        "CV by item",
+        "CV by annotator",
+    ):
+        assert f">{header}</th>" in html
+    assert "scikit-learn keeps whichever tied neighbours its tree returns" in html
+    analysis = response.context["analysis"]
+    rows = {row["metric"]: row for row in response.context["rows"]}
+    compression = analysis.metrics["compression"]
+    assert rows["compression"]["knn_r2"] == compression.knn_r2
+    assert rows["compression"]["knn_r2_tie_averaged"] == compression.knn_r2_tie_averaged
+    assert rows["compression"]["knn_r2_cv_annotator_mean"] == compression.knn_r2_cv_annotator.mean
+    assert f"{compression.knn_r2_cv_item.mean:.3f} ± {compression.knn_r2_cv_item.sd:.3f}" in html
+    assert "⚑</span></td>" not in html  # every item is edited once here: nothing leaks
+
+
+def test_the_page_flags_a_metric_whose_random_cv_leaks_items(researcher_client, annotator, other_annotator):
+    project, _ = build_shared_study(annotators=[annotator, other_annotator])
+    response = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk}))
+    compression = response.context["analysis"].metrics["compression"]
+    assert compression.cv_optimistic is True and compression.cv_item_gap > 0.05
+    html = response.content.decode()
+    assert 'title="more than 0.05 above the item-grouped CV">⚑</span>' in html
+    assert "random-CV R² exceeds item-grouped CV R² by" in html
+
+
+def test_the_page_counts_flagged_edits_and_leaves_them_out_on_request(researcher_client, study):
+    post_edit = study.items.first().assignments.first().post_edit
+    post_edit.flags = ["keys_uncorroborated"]
+    post_edit.save(update_fields=["flags"])
+    page = reverse("metrics-report", kwargs={"project_id": study.pk})
+    response = researcher_client.get(page)
+    assert response.context["flagged"] == 1 and response.context["analysis"].n_rows == 30
+    assert "1 of 30 post-edits in this selection are flagged" in response.content.decode()
+    excluded = researcher_client.get(page + "?exclude_flagged=1")
+    assert excluded.context["analysis"].n_rows == 29 and "exclude_flagged=1" in excluded.context["query"]
+    html = excluded.content.decode()
+    assert 'name="exclude_flagged" value="1" checked' in html and "1 flagged post-edit left out" in html
+
+
+def test_log_time_reaches_the_mixed_models_the_downloads_and_the_plots(researcher_client, study):
+    page = reverse("metrics-report", kwargs={"project_id": study.pk})
+    response = researcher_client.get(page + "?target=wall_time&log_time=1")
+    assert response.context["mixed_rows"][0]["formula"].startswith("z(log(wall_ms))")
+    assert "log_time=1" in response.context["data_urls"]["json"] and "log_time=1" in response.context["heatmap"]["svg"]
+    data = researcher_client.get(response.context["data_urls"]["json"]).json()
+    assert data["settings"]["log_target"] is True
+    refused = researcher_client.get(page + "?target=keystrokes&log_time=1")
+    assert refused.status_code == 400 and "log time applies to the time targets" in refused.content.decode()

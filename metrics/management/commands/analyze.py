@@ -1,5 +1,6 @@
 """python manage.py analyze --project NAME --target TARGET [--variant V] [--annotators a,b]
-[--task-type T] [--origin O] [--format table|json|csv]
+[--task-type T] [--origin O] [--exclude-flagged] [--idle-threshold S] [--log-time] [--no-mixed]
+[--format table|json|csv]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
 per metric Pearson r (p, 95% CI, per annotator), Spearman rho, 5-NN R² (published split
@@ -14,9 +15,9 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Project
-from metrics.analysis import Analysis, Settings, format_p, summary_rows
+from metrics.analysis import Analysis, format_p, summary_rows
 from metrics.exports import neutralise_formula
-from metrics.reports import ORIGINS, Report, SelectionError, report_build, selection_build
+from metrics.reports import ORIGINS, Report, SelectionError, report_build, selection_build, settings_build
 from metrics.selectors import TARGETS, VARIANTS
 
 FORMATS = ("table", "json", "csv")
@@ -37,6 +38,17 @@ class Command(BaseCommand):
         parser.add_argument("--test-size", type=float, default=0.2, help="published protocol's test share (0.2)")
         parser.add_argument("--seed", type=int, default=42, help="split and CV seed (42)")
         parser.add_argument("--cv-repeats", type=int, default=10, help="repeats of 5-fold cross-validation (10)")
+        parser.add_argument(
+            "--exclude-flagged", action="store_true", help="leave out flagged post-edits (clipped time, replay ...)"
+        )
+        parser.add_argument(
+            "--idle-threshold",
+            default=None,
+            metavar="SECONDS",
+            help="with --target active_time: recompute active time from the event logs at this idle threshold",
+        )
+        parser.add_argument("--log-time", action="store_true", help="mixed models of log(time) (time targets only)")
+        parser.add_argument("--no-mixed", action="store_true", help="skip the mixed-effects models")
 
     def handle(self, *args, **options) -> None:
         try:
@@ -45,9 +57,6 @@ class Command(BaseCommand):
             known = ", ".join(Project.objects.order_by("name").values_list("name", flat=True)[:20]) or "none"
             raise CommandError(f"no project named {options['project']!r} (projects: {known})") from None
         try:
-            settings = Settings(
-                k=options["k"], test_size=options["test_size"], seed=options["seed"], cv_repeats=options["cv_repeats"]
-            )
             selection = selection_build(
                 project=project,
                 target=options["target"],
@@ -55,6 +64,17 @@ class Command(BaseCommand):
                 annotators=options["annotators"],
                 task_type=options["task_type"],
                 origin=options["origin"],
+                exclude_flagged=options["exclude_flagged"],
+                idle_threshold_s=options["idle_threshold"],
+            )
+            settings = settings_build(
+                selection=selection,
+                k=options["k"],
+                test_size=options["test_size"],
+                seed=options["seed"],
+                cv_repeats=options["cv_repeats"],
+                log_time=options["log_time"],
+                mixed_models=not options["no_mixed"],
             )
         except (SelectionError, ValueError) as exc:
             raise CommandError(str(exc)) from None
@@ -95,6 +115,13 @@ class Command(BaseCommand):
         out(_metric_table(analysis))
         out("")
         out(_effort_table(analysis))
+        mixed = _mixed_table(analysis)
+        if mixed:
+            out("")
+            out(mixed)
+        if report.idle_sensitivity is not None:
+            out("")
+            out(_sensitivity_table(report))
         messages = (
             report.messages
             + analysis.messages
@@ -128,15 +155,19 @@ def _metric_table(analysis: Analysis) -> str:
         "95% CI",
         "p",
         "spearman",
+        "kendall",
         "knn_r2",
+        "knn_r2_ties",
         "knn_r2_cv",
+        "cv_item",
+        "cv_annotator",
         "williams_p",
+        "bootstrap Δr [95%]",
         *[f"r[{a}]" for a in analysis.annotators],
     ]
     rows = [header]
     for name, m in analysis.metrics.items():
         ci = f"[{m.pearson_ci[0]:.3f}, {m.pearson_ci[1]:.3f}]" if m.pearson_ci else "-"
-        cv = f"{m.knn_r2_cv.mean:.3f} ± {m.knn_r2_cv.sd:.3f}" if m.knn_r2_cv else "-"
         if name == analysis.best_metric:
             williams = "best"
         elif m.williams_vs_best:
@@ -153,15 +184,87 @@ def _metric_table(analysis: Analysis) -> str:
                 ci,
                 format_p(m.pearson_p),
                 _num(m.spearman),
+                _num(m.kendall),
                 _num(m.knn_r2),
-                cv,
+                _num(m.knn_r2_tie_averaged),
+                _cv(m.knn_r2_cv),
+                _cv(m.knn_r2_cv_item) + (" !" if m.cv_optimistic else ""),
+                _cv(m.knn_r2_cv_annotator),
                 williams,
+                _bootstrap(m, best=name == analysis.best_metric),
                 *[_num(m.pearson_per_annotator.get(a)) for a in analysis.annotators],
             ]
         )
     if len(rows) == 1:
         return "No metric values to analyse."
-    return _align(rows)
+    return _align(rows) + "\n\n" + KNN_NOTE
+
+
+KNN_NOTE = (
+    "knn_r2: the published protocol as scikit-learn runs it (KNeighborsRegressor on train_test_split of the rows in "
+    "import order); knn_r2_ties: the same split with the training points tied at the K-th distance sharing its "
+    "weight. They differ when metric values tie (integers): scikit-learn keeps whichever tied neighbours its tree "
+    "returns, so its figure depends on row order. Every CV column is tie-averaged; '!' marks a random CV more than "
+    "the flag threshold above the item-grouped one (edits of one item on both sides of a split)."
+)
+
+
+def _bootstrap(m, *, best: bool) -> str:
+    if best:
+        return "best"
+    boot = m.bootstrap_vs_best
+    if boot is None:
+        return "-"
+    return f"{boot.difference:.3f} [{boot.ci[0]:.3f}, {boot.ci[1]:.3f}]" + (" *" if boot.excludes_zero else "")
+
+
+def _mixed_table(analysis: Analysis) -> str:
+    fitted = {name: m.mixed for name, m in analysis.metrics.items() if m.mixed is not None}
+    if not fitted:
+        return "Mixed-effects models: off (--no-mixed)." if not analysis.settings.mixed_models else ""
+    factors = sorted({f for model in fitted.values() for f in model.groups})
+    rows = [["metric", "n", "coefficient", "95% CI", "R²m", "R²c", *[f"var[{f}]" for f in factors], "var[residual]"]]
+    for name, model in fitted.items():
+        ci = f"[{model.ci[0]:.3f}, {model.ci[1]:.3f}]" if model.ci else "-"
+        rows.append(
+            [
+                name,
+                str(model.n),
+                _num(model.coefficient),
+                ci,
+                _num(model.r2_marginal),
+                _num(model.r2_conditional),
+                *[_num(model.variances.get(f)) for f in factors],
+                _num(model.variances.get("residual")),
+            ]
+        )
+    first = next(iter(fitted.values()))
+    title = (
+        f"Mixed-effects models ({first.formula.replace(f'z({next(iter(fitted))})', 'z(metric)')}, REML; "
+        "standardised coefficient, R² marginal/conditional after Nakagawa & Schielzeth):"
+    )
+    return title + "\n\n" + _align(rows)
+
+
+def _sensitivity_table(report: Report) -> str:
+    sensitivity = report.idle_sensitivity
+    header = ["metric", *[f"r@{s:g}s" for s in sensitivity.thresholds_s]]
+    rows = [header]
+    for name, values in sensitivity.metrics.items():
+        rows.append([name, *[_num(v) for v in values]])
+    rows.append(["mean active s", *[_num(None if v is None else v / 1000, 1) for v in sensitivity.mean_active_ms]])
+    title = (
+        f"Idle threshold sensitivity: r with active time recomputed from the event logs ({sensitivity.n} post-edits "
+        f"with a log; {sensitivity.without_log} without one left out; at the project's {sensitivity.project_threshold_s:g}"
+        f" s, {sensitivity.stored_equal} of {sensitivity.stored_checked} recomputed values equal the stored ones):"
+    )
+    return title + "\n\n" + _align(rows)
+
+
+def _cv(score) -> str:
+    if score is None:
+        return "-"
+    return f"{score.mean:.3f} ± {score.sd:.3f}" if score.sd is not None else f"{score.mean:.3f} (one split)"
 
 
 def _effort_table(analysis: Analysis) -> str:
@@ -172,7 +275,9 @@ def _effort_table(analysis: Analysis) -> str:
     settings = analysis.settings
     lines = [
         f"Effort model (OLS on metrics + text lengths + annotator, {settings.cv_folds}-fold CV x "
-        f"{settings.cv_repeats}): R² = {model.r2_cv.mean:.3f} ± {model.r2_cv.sd:.3f} on {model.n} post-edits",
+        f"{settings.cv_repeats}): R² = {_cv(model.r2_cv)} on {model.n} post-edits",
+        f"  grouped by item: {_cv(model.r2_cv_item)}; by annotator (without the annotator input): "
+        f"{_cv(model.r2_cv_annotator)}",
         "",
     ]
     rows = [["input", "contribution (ΔR² when left out)", "standardised coefficient"]]
