@@ -26,6 +26,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from editlab.benchmarks.analysis import study_tables  # the study's tables are the analysis benchmark's
 from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, write_section
 
 START, END = "<!-- benchmark:compute:start -->", "<!-- benchmark:compute:end -->"
@@ -83,59 +84,6 @@ def study(workers: int | None) -> dict:
         "per_metric_ms": per_metric,
         "project": project,
     }
-
-
-def study_tables(project) -> str:
-    from metrics.analysis import Settings, analyze_targets
-    from metrics.selectors import TARGETS, metric_column, post_edit_frame
-    from metrics.text import EFFORT_SUITE, METRICS
-
-    frame = post_edit_frame(project=project, metrics=EFFORT_SUITE)
-    columns = [metric_column(m, v) for m in EFFORT_SUITE for v in ("plain", "with_references")]
-    directions = {metric_column(m, v): METRICS[m].direction for m in EFFORT_SUITE for v in ("plain", "with_references")}
-    targets = {"wall_time": TARGETS["wall_time"], "keystrokes": TARGETS["keystrokes"]}
-    results = analyze_targets(
-        frame, metrics=columns, targets=list(targets.values()), directions=directions, settings=Settings()
-    )
-    annotators = sorted(frame["annotator"].unique())
-    out = [
-        f"{len(frame):,} post-edits of {frame['external_id'].nunique():,} segments by {len(annotators)} post-editors "
-        f"({', '.join(annotators)}). Pearson r per post-editor and pooled; 5-NN R² with the published protocol "
-        "(80/20 split, seed 42) and with repeated 5-fold CV (10 repeats, mean ± sd). Similarity metrics (bleu, "
-        "chrf, rouge_l) correlate negatively by nature.",
-        "",
-    ]
-    for label, field in targets.items():
-        analysis = results[field]
-        out.append(f"**Target {label}** (`{field}`, {analysis.n_used:,} edits)")
-        out.append("")
-        out.append("| metric | " + " | ".join(annotators) + " | pooled r | 5-NN R² | 5-NN R² (CV) |")
-        out.append("|---|" + "---:|" * (len(annotators) + 3))
-        for column in columns:
-            result = analysis.metrics[column]
-            per = [_fmt(result.pearson_per_annotator.get(a)) for a in annotators]
-            cv = result.knn_r2_cv
-            cv_text = f"{cv.mean:.3f} ± {cv.sd:.3f}" if cv is not None else "—"
-            out.append(
-                f"| {column} | " + " | ".join(per) + f" | {_fmt(result.pearson)} | {_fmt(result.knn_r2)} | {cv_text} |"
-            )
-        model = analysis.effort_model
-        if model is not None and model.r2_cv is not None:
-            top = sorted(model.contributions.items(), key=lambda kv: -kv[1])[:3]
-            out.append("")
-            out.append(
-                f"Effort model (all metrics above + text lengths + post-editor): CV R² "
-                f"{model.r2_cv.mean:.3f} ± {model.r2_cv.sd:.3f}; largest contributions: "
-                + ", ".join(f"{k} {v:+.3f}" for k, v in top)
-                + "."
-            )
-        out.append(f"Best metric (oriented pooled r): {analysis.best_metric}.")
-        out.append("")
-    return "\n".join(out)
-
-
-def _fmt(value) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 # --- 3. export memory ------------------------------------------------------------------------

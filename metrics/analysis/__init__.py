@@ -42,7 +42,7 @@ from metrics.analysis.correlation import (
 )
 from metrics.analysis.effort_model import EffortModel, effort_model
 from metrics.analysis.folds import FoldTables, fold_ids, group_fold_ids, split_mask
-from metrics.analysis.knn import knn_predict, knn_r2_cv, knn_r2_published, knn_r2_tie_averaged, knn_scores, r2_score
+from metrics.analysis.knn import knn_predict, knn_r2_cv, knn_r2_published, knn_r2_tie_averaged, knn_scores
 from metrics.analysis.mixed import MixedModel, mixed_model, standardise
 from metrics.analysis.pipeline import Analysis, MetricResult, analyze, analyze_targets, summary_rows
 
@@ -82,7 +82,6 @@ __all__ = [
     "knn_scores",
     "orientation",
     "plain",
-    "r2_score",
     "split_mask",
     "standardise",
     "mixed_model",

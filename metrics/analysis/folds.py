@@ -8,11 +8,12 @@ Three schemes, each repeated with the same seed:
 - `random`: RepeatedKFold(folds, repeats, seed), rows shuffled regardless of who or what;
 - `item`: GroupKFold(shuffle=True) by item: all edits of an item fall in one fold, so no
   item is on both sides of a split (a segment post-edited by several people cannot leak);
-- `annotator`: GroupKFold(shuffle=True) by annotator: the test edits come from people the
-  model has not seen.
+- `annotator`: leave one annotator out (LeaveOneGroupOut, each annotator a fold of their own) when
+  there are at most 20 annotators, else GroupKFold(shuffle=True) by annotator: the test edits come
+  from people the model has not seen.
 The grouped repeats draw their shuffles from one RandomState(seed), as RepeatedKFold does.
-With no more groups than folds, every repeat would hold the same partition (one group per
-fold: leave-one-group-out), so it is computed once.
+Leaving one group out is the same partition in every repeat, so it is computed once (one repeat,
+no sd); that is also what GroupKFold gives whenever there are no more groups than folds.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from sklearn.model_selection import GroupKFold, RepeatedKFold, train_test_split
+from sklearn.model_selection import LeaveOneGroupOut, RepeatedKFold, train_test_split
 
 RANDOM_CV = "random"
 ITEM_CV = "item"
 ANNOTATOR_CV = "annotator"
 SCHEMES = (RANDOM_CV, ITEM_CV, ANNOTATOR_CV)
+LEAVE_ONE_ANNOTATOR_OUT_UP_TO = 20
 
 
 def split_mask(n: int, *, test_size: float = 0.2, seed: int = 42) -> np.ndarray:
@@ -45,25 +47,34 @@ def fold_ids(n: int, *, folds: int, repeats: int, seed: int) -> np.ndarray:
     return ids
 
 
-def group_fold_ids(groups: np.ndarray, *, folds: int, repeats: int, seed: int) -> np.ndarray | None:
+def group_fold_ids(
+    groups: np.ndarray, *, folds: int, repeats: int, seed: int, leave_one_out_up_to: int = 0
+) -> np.ndarray | None:
     """(repeats, n) array of test folds from repeated, shuffled GroupKFold; None below 2 groups.
 
-    `groups` holds one group code per row. With fewer groups than folds, each group is a
-    fold of its own; with no more groups than folds there is one repeat (all are equal).
+    `groups` holds one group code per row. With no more groups than `folds` or than
+    `leave_one_out_up_to`, each group is a fold of its own (LeaveOneGroupOut), in one repeat.
     """
     n_groups = np.unique(groups).size
     if n_groups < 2:
         return None
-    splits = min(folds, n_groups)
-    if n_groups <= folds:
-        repeats = 1
+    if n_groups <= max(folds, leave_one_out_up_to):
+        ids = np.empty((1, groups.size), dtype=np.int16)
+        for fold, (_, test) in enumerate(LeaveOneGroupOut().split(groups, groups=groups)):
+            ids[0, test] = fold
+        return ids
+    # GroupKFold(shuffle=True) permutes the distinct groups once per split() and cuts the permutation
+    # with np.array_split; np.isin then finds each part's rows. The same partition, read off the
+    # permutation directly (tests compare it with GroupKFold): np.isin on 100,000 rows was most of the time.
+    distinct, codes = np.unique(groups, return_inverse=True)
     rng = np.random.RandomState(seed)
     ids = np.empty((repeats, groups.size), dtype=np.int16)
-    placeholder = np.empty((groups.size, 1))
+    part_of = np.empty(distinct.size, dtype=np.int16)
     for r in range(repeats):
-        splitter = GroupKFold(n_splits=splits, shuffle=True, random_state=rng)
-        for fold, (_, test) in enumerate(splitter.split(placeholder, groups=groups)):
-            ids[r, test] = fold
+        order = rng.permutation(distinct.size)
+        for part, members in enumerate(np.array_split(order, folds)):
+            part_of[members] = part
+        ids[r] = part_of[codes]
     return ids
 
 
@@ -101,4 +112,7 @@ class FoldTables:
         codes = self.groups.get(scheme)
         if codes is None:
             return None
-        return group_fold_ids(codes[mask], folds=self.folds, repeats=self.repeats, seed=self.seed)
+        one_out = LEAVE_ONE_ANNOTATOR_OUT_UP_TO if scheme == ANNOTATOR_CV else 0
+        return group_fold_ids(
+            codes[mask], folds=self.folds, repeats=self.repeats, seed=self.seed, leave_one_out_up_to=one_out
+        )

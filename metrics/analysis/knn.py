@@ -16,8 +16,9 @@ Two estimators, side by side:
 Repeated K-fold: a fold table per scheme (folds.py: random, by item, by annotator); a
 repeat's R² is the mean of its folds' R² (as cross_val_score), and we report the mean and
 the sample sd (ddof=1) over repeats.
-Tie-averaged neighbours come from the sorted training values (prefix counts and a short
-binary search, vectorised over the queries), not a tree: exact, one sort per metric.
+Tie-averaged neighbours come from the sorted values, not a tree: one sort per metric, then for
+every row a compiled walk outwards over the rows of the other folds (numba), all folds of a
+repeat in one pass; exact.
 """
 
 from __future__ import annotations
@@ -25,22 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from numba import njit
 from sklearn.metrics import r2_score as sklearn_r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsRegressor
 
 from metrics.analysis.common import DEFAULT_SETTINGS, CVScore, Settings, cv_score
-from metrics.analysis.folds import RANDOM_CV, fold_count, fold_ids, split_mask
-
-
-def r2_score(y: np.ndarray, predicted: np.ndarray) -> float | np.ndarray:
-    """Coefficient of determination (sklearn's r2_score); per column when y is 2-D."""
-    total = ((y - y.mean(axis=0)) ** 2).sum(axis=0)
-    residual = ((y - predicted) ** 2).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # sklearn's convention for a constant truth: 1 if predicted exactly, else 0.
-        score = np.where(total > 0, 1.0 - residual / np.where(total > 0, total, 1.0), (residual == 0) * 1.0)
-    return float(score) if np.ndim(score) == 0 else score
+from metrics.analysis.folds import RANDOM_CV, fold_ids, split_mask
 
 
 def sorted_groups(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,99 +47,185 @@ def sorted_groups(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts[run], ends[run]
 
 
-def knn_predictions(
-    xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray, k: int
+SHORT_RUN = 16  # runs of equal values up to this long are summed directly; longer ones once per fold split
+
+
+@njit(cache=True)
+def _fold_predictions(  # pragma: no cover - compiled; exercised through knn_scores and knn_predict
+    xs: np.ndarray,
+    ys: np.ndarray,
+    run_start: np.ndarray,
+    run_end: np.ndarray,
+    fold: np.ndarray,
+    n_folds: int,
+    k: int,
+    only_fold: int,
 ) -> np.ndarray:
-    """K-nearest-neighbour means for the `test` rows, trained on the other rows.
+    """Tie-averaged K-nearest-neighbour means of every row, trained on the rows of the other folds.
 
-    xs is sorted ascending, ys and test (a mask) follow it, groups = sorted_groups(xs);
-    returns one prediction per test row, in that order. Ys may be 2-D (one column per
-    target): the neighbours are found once.
-
-    The K nearest training values form a contiguous run [s, s+K) of the sorted training
-    values, found by a binary search (ceil(log2(K+1)) steps) over the K+1 runs touching the query's
-    insertion point. Training points tied at the K-th distance (they may extend beyond
-    the run) share the run's tied slots equally. Everything is a gather or a prefix sum:
-    no per-query loop, no tree.
+    xs is sorted ascending; ys (n, targets), fold (n,) and the runs of equal values follow it.
+    Rows of `only_fold` alone are predicted when it is >= 0 (the others stay NaN). For a row q of
+    fold f, walking outwards from q over the rows of other folds takes the K nearest; d is the
+    K-th distance. Rows closer than d count whole; the training rows at exactly d (the runs of
+    equal values at q - d and q + d, which may extend far beyond the K taken) share the remaining
+    K - inside slots equally. A long run's rows per fold are counted and summed once. Rows of one
+    run in one fold get the same prediction, computed once.
     """
-    group_start, group_end = groups
-    train = ~test
-    train_pos = np.flatnonzero(train)
-    test_pos = np.flatnonzero(test)
-    n_train = train_pos.size
-    k = min(k, n_train)
-    # Training rows before each sorted position, as an index into the padded training arrays.
-    before = np.empty(xs.size + 1, dtype=np.int32)
-    before[0] = k
-    np.cumsum(train.view(np.int8), dtype=np.int32, out=before[1:])
-    before[1:] += k
-    # k infinities on the left, k + 1 on the right: no window ever needs clipping.
-    x_train = np.empty(n_train + 2 * k + 1)
-    x_train[:k], x_train[k + n_train :] = -np.inf, np.inf
-    x_train[k : k + n_train] = xs[train_pos]
-    pos_train = np.zeros(n_train + 2 * k + 1, dtype=np.int64)
-    pos_train[k : k + n_train] = train_pos
-    q = xs[test_pos]
-    low = before[group_start[test_pos]] - k  # run starts to try: [p - k, p] for insertion point p
-    high = low + k
-    while np.any(low < high):  # smallest s whose run is no worse than the next one
-        mid = (low + high) // 2
-        good = x_train[mid + k] - q >= q - x_train[mid]
-        high = np.where(good, mid, high)
-        low = np.where(good, low, mid + 1)
-    s, end = low, low + k
-    kth = np.maximum(q - x_train[s], x_train[end - 1] - q)
+    n, n_targets = ys.shape
+    fold_size = np.zeros(n_folds, np.int64)
+    fold_mean = np.zeros((n_folds, n_targets))
+    for i in range(n):
+        fold_size[fold[i]] += 1
+        for t in range(n_targets):
+            fold_mean[fold[i], t] += ys[i, t]
+    for g in range(n_folds):
+        for t in range(n_targets):
+            fold_mean[g, t] /= max(fold_size[g], 1)
+    # Each fold's R² as sklearn's r2_score computes it: sums of squares about the fold's own mean.
+    residual = np.zeros((n_folds, n_targets))
+    total = np.zeros((n_folds, n_targets))
+    # Per long run (indexed by its start), its rows and their sums per fold: filled when first needed.
+    run_done = np.zeros(n, np.bool_)
+    run_count = np.empty((n, n_folds), np.int64)
+    run_sum = np.empty((n, n_folds, n_targets))
 
-    # The tied values: at most one left of q (the run's first value, or the one before it)
-    # and one right of it; each is a run of equal training values [a, b) in padded space.
-    left_here = q - x_train[s] == kth
-    has_left = left_here | (q - x_train[s - 1] == kth)
-    left = pos_train[np.where(left_here, s, s - 1)]
-    left_a, left_b = before[group_start[left]], before[group_end[left]]
-    right_here = x_train[end - 1] - q == kth
-    has_right = right_here | (x_train[end] - q == kth)
-    right = pos_train[np.where(right_here, end - 1, end)]
-    right_a, right_b = before[group_start[right]], before[group_end[right]]
-    has_right &= ~(has_left & (left_a == right_a))  # a single tied value (kth == 0, or a one-value run)
+    predictions = np.full((n, n_targets), np.nan)
+    taken_distance = np.empty(k)
+    taken_position = np.empty(k, np.int64)
+    inside = np.empty(n_targets)
+    tied = np.empty(n_targets)
+    cache = np.empty((n_folds, n_targets))
+    cached = np.zeros(n_folds, np.bool_)
+    current_run = -1
+    for i in range(n):
+        f = fold[i]
+        if only_fold >= 0 and f != only_fold:
+            continue
+        if run_start[i] != current_run:
+            current_run = run_start[i]
+            cached[:] = False
+        if cached[f]:
+            for t in range(n_targets):
+                predictions[i, t] = cache[f, t]
+                residual[f, t] += (ys[i, t] - cache[f, t]) ** 2
+                total[f, t] += (ys[i, t] - fold_mean[f, t]) ** 2
+            continue
+        kk = min(k, n - fold_size[f])
+        if kk == 0:
+            continue
+        q = xs[i]
+        left, right = i - 1, i + 1
+        while left >= 0 and fold[left] == f:
+            left -= 1
+        while right < n and fold[right] == f:
+            right += 1
+        for j in range(kk):
+            to_left = q - xs[left] if left >= 0 else np.inf
+            to_right = xs[right] - q if right < n else np.inf
+            if to_left <= to_right:
+                taken_distance[j] = to_left
+                taken_position[j] = left
+                left -= 1
+                while left >= 0 and fold[left] == f:
+                    left -= 1
+            else:
+                taken_distance[j] = to_right
+                taken_position[j] = right
+                right += 1
+                while right < n and fold[right] == f:
+                    right += 1
+        d = taken_distance[kk - 1]
+        for t in range(n_targets):
+            inside[t] = 0.0
+            tied[t] = 0.0
+        n_inside = 0
+        left_tie, right_tie = -1, -1
+        for j in range(kk):
+            position = taken_position[j]
+            if taken_distance[j] < d:
+                n_inside += 1
+                for t in range(n_targets):
+                    inside[t] += ys[position, t]
+            elif xs[position] <= q:
+                left_tie = position
+            else:
+                right_tie = position
+        if left >= 0 and q - xs[left] == d:
+            left_tie = left
+        if right < n and xs[right] - q == d:
+            right_tie = right
+        if d == 0:  # one run: q's own (right_tie, if any, is in it too)
+            left_tie, right_tie = i, -1
+        n_tied = 0
+        for side in range(2):
+            position = left_tie if side == 0 else right_tie
+            if position < 0:
+                continue
+            a, b = run_start[position], run_end[position]
+            if b - a <= SHORT_RUN:
+                for j in range(a, b):
+                    if fold[j] != f:
+                        n_tied += 1
+                        for t in range(n_targets):
+                            tied[t] += ys[j, t]
+                continue
+            if not run_done[a]:
+                run_count[a, :] = 0
+                run_sum[a, :, :] = 0.0
+                for j in range(a, b):
+                    run_count[a, fold[j]] += 1
+                    for t in range(n_targets):
+                        run_sum[a, fold[j], t] += ys[j, t]
+                run_done[a] = True
+            for g in range(n_folds):
+                if g != f:
+                    n_tied += run_count[a, g]
+                    for t in range(n_targets):
+                        tied[t] += run_sum[a, g, t]
+        for t in range(n_targets):
+            value = inside[t]
+            if n_tied > 0:
+                value += (kk - n_inside) * tied[t] / n_tied
+            predictions[i, t] = value / kk
+            cache[f, t] = predictions[i, t]
+            residual[f, t] += (ys[i, t] - predictions[i, t]) ** 2
+            total[f, t] += (ys[i, t] - fold_mean[f, t]) ** 2
+        cached[f] = True
+    return predictions, residual, total
 
-    # Inside the run, strictly closer than kth: between the left tied run's end and the right one's start.
-    inside_from = np.where(has_left, np.minimum(left_b, end), s)
-    inside_to = np.where(has_right, np.maximum(right_a, s), end)
-    slots = k - (inside_to - inside_from)  # places of the run taken by tied values
-    tied_count = np.where(has_left, left_b - left_a, 0) + np.where(has_right, right_b - right_a, 0)
-    share = slots / tied_count
-    left_a, left_b = np.where(has_left, left_a, 0), np.where(has_left, left_b, 0)  # absent: an empty range
-    right_a, right_b = np.where(has_right, right_a, 0), np.where(has_right, right_b, 0)
 
-    def predict(y: np.ndarray) -> np.ndarray:
-        csum = np.zeros(n_train + 2 * k + 2)  # csum[t] = sum of y over padded indices < t
-        np.cumsum(y[train_pos], out=csum[k + 1 : k + 1 + n_train])
-        csum[k + 1 + n_train :] = csum[k + n_train]
-        tied_sum = csum[left_b] - csum[left_a] + csum[right_b] - csum[right_a]
-        return (csum[inside_to] - csum[inside_from] + share * tied_sum) / k
-
-    if ys.ndim == 1:
-        return predict(ys)
-    return np.column_stack([predict(ys[:, j]) for j in range(ys.shape[1])])  # neighbours shared
+def fold_predictions(
+    xs: np.ndarray, ys: np.ndarray, runs: tuple[np.ndarray, np.ndarray], fold: np.ndarray, *, k: int, only: int = -1
+) -> tuple[np.ndarray, np.ndarray]:
+    """(predictions (n, targets), R² of each fold (folds, targets)): _fold_predictions with its arrays in
+    the one layout it is compiled for. A fold whose truth is constant scores 1 if predicted exactly,
+    else 0 (sklearn's convention)."""
+    predictions, residual, total = _fold_predictions(
+        np.ascontiguousarray(xs, dtype=np.float64),
+        np.ascontiguousarray(ys.reshape(ys.shape[0], -1), dtype=np.float64),
+        runs[0].astype(np.int64, copy=False),
+        runs[1].astype(np.int64, copy=False),
+        np.ascontiguousarray(fold, dtype=np.int64),
+        int(fold.max(initial=0)) + 1,
+        int(k),
+        int(only),
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = np.where(total > 0, 1.0 - residual / np.where(total > 0, total, 1.0), (residual == 0) * 1.0)
+    return predictions, r2
 
 
 def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k: int = 5) -> np.ndarray:
     """K-nearest-neighbour regression on one feature (ties shared), in the queries' order."""
     x = np.concatenate((x_train, x_query))
-    test = np.concatenate((np.zeros(x_train.size, bool), np.ones(x_query.size, bool)))
+    fold = np.concatenate((np.zeros(x_train.size, np.int64), np.ones(x_query.size, np.int64)))
     y = np.concatenate((y_train, np.zeros(x_query.size)))
     order = np.argsort(x, kind="stable")
     xs = x[order]
-    predicted = knn_predictions(xs, y[order], sorted_groups(xs), test[order], k)
+    predicted = fold_predictions(xs, y[order], sorted_groups(xs), fold[order], k=k, only=1)[0][:, 0]
     result = np.empty(x_query.size)
-    result[order[test[order]] - x_train.size] = predicted
+    result[order[fold[order] == 1] - x_train.size] = predicted[fold[order] == 1]
     return result
-
-
-def _knn_r2_masked(
-    xs: np.ndarray, ys: np.ndarray, groups: tuple[np.ndarray, np.ndarray], test: np.ndarray, k: int
-) -> float | np.ndarray:
-    return r2_score(ys[np.flatnonzero(test)], knn_predictions(xs, ys, groups, test, k))  # (a gather beats a mask)
 
 
 def knn_r2_published(
@@ -188,30 +266,24 @@ def knn_scores(
         }
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], ys2[order]
-    if ys.shape[1] == 1:
-        ys = ys[:, 0]  # one target: 1-D arrays are faster throughout
-    groups = sorted_groups(xs)
-    split = split_mask(x.size, test_size=settings.test_size, seed=settings.seed)[order]
-    split_r2 = np.atleast_1d(_knn_r2_masked(xs, ys, groups, split, settings.k))
+    runs = sorted_groups(xs)
+    split = split_mask(x.size, test_size=settings.test_size, seed=settings.seed)[order].astype(np.int64)
+    split_r2 = fold_predictions(xs, ys, runs, split, k=settings.k, only=1)[1][1]
     cv = {}
     for scheme, table in fold_tables.items():
-        folds = fold_count(table)
         scores = np.empty((table.shape[0], ys2.shape[1]))
-        for r, repeat in enumerate(table[:, order]):
-            scores[r] = np.mean(
-                [_knn_r2_masked(xs, ys, groups, repeat == fold, settings.k) for fold in range(folds)], axis=0
-            )
+        for r, repeat in enumerate(table[:, order].astype(np.int64)):
+            scores[r] = fold_predictions(xs, ys, runs, repeat, k=settings.k)[1].mean(axis=0)  # the mean of its folds'
         cv[scheme] = scores
     return split_r2, cv
 
 
 def knn_r2_tie_averaged(x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float = 0.2, seed: int = 42) -> float:
-    """The published protocol's split, with the training points tied at the K-th distance
-    sharing its weight (order-independent); equal to knn_r2_published when nothing ties."""
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    test = split_mask(x.size, test_size=test_size, seed=seed)[order]
-    return float(_knn_r2_masked(xs, y[order], sorted_groups(xs), test, k))
+    """The published protocol's split, with the training points tied at the K-th distance sharing its
+    weight (order-independent); equal to knn_r2_published when nothing ties."""
+    settings = Settings(k=k, test_size=test_size, seed=seed, cv_repeats=1)
+    split, _ = knn_scores(x, y, settings=settings, fold_tables={})
+    return float(split[0])
 
 
 def knn_r2_cv(

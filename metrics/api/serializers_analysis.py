@@ -128,7 +128,7 @@ class MixedModelOutputSerializer(serializers.Serializer):
     r2_marginal = serializers.FloatField(allow_null=True, help_text="Nakagawa & Schielzeth: fixed effects only.")
     r2_conditional = serializers.FloatField(allow_null=True, help_text="Fixed and random effects.")
     converged = serializers.BooleanField()
-    engine = serializers.ChoiceField(choices=["reml", "statsmodels"])
+    engine = serializers.CharField(help_text="The fitting engine: reml or statsmodels (settings.mixed_engine).")
     messages = serializers.ListField(child=serializers.CharField())
 
 

@@ -449,19 +449,21 @@ def test_the_analysis_package_imports_nothing_from_django():
     folds=st.integers(2, 6),
     repeats=st.integers(1, 4),
     seed=st.integers(0, 2**32 - 1),
+    one_out=st.sampled_from([0, 20]),
 )
-def test_grouped_splits_never_share_a_group(groups, folds, repeats, seed):
+def test_grouped_splits_never_share_a_group(groups, folds, repeats, seed, one_out):
     codes = np.array(groups)
-    table = group_fold_ids(codes, folds=folds, repeats=repeats, seed=seed)
+    table = group_fold_ids(codes, folds=folds, repeats=repeats, seed=seed, leave_one_out_up_to=one_out)
     n_groups = np.unique(codes).size
     if n_groups < 2:
         assert table is None
         return
-    assert table.shape == (1 if n_groups <= folds else repeats, codes.size)
+    leave_one_out = n_groups <= max(folds, one_out)
+    assert table.shape == (1 if leave_one_out else repeats, codes.size)
     for repeat in table:
         for group in np.unique(codes):
             assert np.unique(repeat[codes == group]).size == 1  # the whole group in one test fold
-        assert set(np.unique(repeat)) == set(range(min(folds, n_groups)))  # every fold tests something
+        assert set(np.unique(repeat)) == set(range(n_groups if leave_one_out else folds))  # each fold tests something
 
 
 def _group_splits(groups: np.ndarray, *, folds: int = 5, repeats: int = 10, seed: int = 42) -> list:
@@ -498,12 +500,16 @@ def test_item_and_annotator_grouped_knn_cv_match_sklearn_on_the_same_groups():
     frame = shared_items()
     result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3)).metrics["close"]
     x, y = frame["close"].to_numpy()[:, None], frame["keystrokes"].to_numpy()
-    for column, cv in (("external_id", result.knn_r2_cv_item), ("annotator", result.knn_r2_cv_annotator)):
-        groups = pd.factorize(frame[column])[0]
-        splits = _group_splits(groups, repeats=3)
-        scores = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=splits).reshape(3, 5).mean(axis=1)
-        assert cv.repeats == pytest.approx(list(scores), rel=1e-10)
-        assert cv.mean == pytest.approx(scores.mean(), rel=1e-10)
+    items = pd.factorize(frame["external_id"])[0]
+    splits = _group_splits(items, repeats=3)
+    scores = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=splits).reshape(3, 5).mean(axis=1)
+    assert result.knn_r2_cv_item.repeats == pytest.approx(list(scores), rel=1e-10)
+    assert result.knn_r2_cv_item.mean == pytest.approx(scores.mean(), rel=1e-10)
+    # Six annotators: each is left out once (one split, no sd).
+    people = frame["annotator"]
+    scores = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=LeaveOneGroupOut(), groups=people)
+    assert result.knn_r2_cv_annotator.repeats == pytest.approx([scores.mean()], rel=1e-10)
+    assert result.knn_r2_cv_annotator.sd is None
 
 
 def test_with_no_more_annotators_than_folds_each_annotator_is_left_out_once():
@@ -555,12 +561,21 @@ def test_effort_model_grouped_cv_matches_sklearn_linear_regression():
     ).reshape(3, 5)
     assert model.r2_cv_item.repeats == pytest.approx(list(item_scores.mean(axis=1)), rel=1e-8)
     # Leave annotators out: the model cannot know an unseen person, so it has no annotator input.
-    people = pd.factorize(frame["annotator"])[0]
     without = _design(frame, ["close"], drop="annotator")
     people_scores = cross_val_score(
-        LinearRegression(), without, y, scoring="r2", cv=_group_splits(people, repeats=3)
-    ).reshape(3, 5)
-    assert model.r2_cv_annotator.repeats == pytest.approx(list(people_scores.mean(axis=1)), rel=1e-8)
+        LinearRegression(), without, y, scoring="r2", cv=LeaveOneGroupOut(), groups=frame["annotator"]
+    )
+    assert model.r2_cv_annotator.repeats == pytest.approx([people_scores.mean()], rel=1e-8)
+
+
+def test_with_many_annotators_the_annotator_cv_is_repeated_grouped_k_fold():
+    frame = shared_items(n_items=120, annotators=30)
+    result = analyze(frame, metrics=["close"], target="keystrokes", settings=Settings(cv_repeats=3)).metrics["close"]
+    x, y = frame["close"].to_numpy()[:, None], frame["keystrokes"].to_numpy()
+    people = pd.factorize(frame["annotator"])[0]
+    splits = _group_splits(people, repeats=3)
+    scores = cross_val_score(KNeighborsRegressor(5), x, y, scoring="r2", cv=splits).reshape(3, 5).mean(axis=1)
+    assert result.knn_r2_cv_annotator.repeats == pytest.approx(list(scores), rel=1e-10)
 
 
 # --- mixed models, bootstrap, Kendall ------------------------------------------------------
@@ -773,3 +788,14 @@ def test_grouped_cv_mixed_models_and_bootstrap_never_raise(rows, log_target):
     frame["m2"] = pd.to_numeric(frame["m1"], errors="coerce") * 2 + 1
     result = analyze(frame, metrics=["m1", "m2"], target="target", settings=settings)
     json.dumps(result.to_dict(), allow_nan=False)
+
+
+def test_grouped_folds_are_scikit_learns_group_k_fold_partitions():
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        groups = rng.integers(0, int(rng.integers(6, 300)), int(rng.integers(10, 2000))) * 7 + 3
+        table = group_fold_ids(groups, folds=5, repeats=4, seed=trial)
+        expected = np.empty_like(table)
+        for r, (_, test) in enumerate(_group_splits(groups, repeats=4, seed=trial)):
+            expected[r // 5, test] = r % 5
+        assert (table == expected).all()
