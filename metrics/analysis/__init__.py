@@ -1,13 +1,15 @@
 """Which text metric predicts post-editing effort: correlations, KNN regression, an effort model.
 
-Pure: numpy, scipy, pandas and scikit-learn only (no Django). The ORM side
+Pure: numpy, scipy, pandas, scikit-learn, numba (and statsmodels on request) only (no Django). The ORM side
 (metrics.reports, the analyze command, the API) builds the frame and calls `analyze`.
 
 - common.py: settings, names, CV scores, JSON conversion;
-- correlation.py: Pearson, Spearman, Williams's test, the metric matrix, the scatter line;
+- correlation.py: Pearson, Spearman, Kendall, Williams's test, the metric matrix, the scatter line;
 - folds.py: the published split and the repeated K-fold tables;
 - knn.py: single-feature KNN regression R²;
 - effort_model.py: least squares on every metric, the text lengths and the annotator;
+- mixed.py: mixed-effects models (annotator and item random intercepts), R² after Nakagawa & Schielzeth;
+- bootstrap.py: the paired bootstrap over items of a difference between two correlations;
 - pipeline.py: the whole analysis of a frame, and its flat table.
 
 The conventions are documented in the README ("Analysis") and in each module.

@@ -28,10 +28,14 @@ class ProjectAnalysisApi(APIView):
         operation_id="project_analysis",
         summary="Which metric predicts the measured effort, for a selection of the project's post-edits",
         description=(
-            "Per metric: Pearson r (p, 95% CI, per annotator), Spearman rho, K-NN R² (published 80/20 split and "
-            "repeated 5-fold CV), Williams's test against the best metric; the metric x metric matrix; the effort "
-            "model (OLS on metrics, text lengths and annotator) with drop-column contributions. Edge cases (too "
-            "few edits, constant or missing values, one annotator) come back as messages."
+            "Per metric: Pearson r (p, 95% CI, per annotator), Spearman rho, Kendall tau, K-NN R² (the published "
+            "80/20 split as scikit-learn computes it, the tie-averaged split, and repeated 5-fold CV with random "
+            "folds, folds grouped by item and by annotator), Williams's test and a paired bootstrap over items "
+            "against the best metric, a mixed-effects model (annotator and item random intercepts; R² marginal "
+            "and conditional); the metric x metric matrix; the effort model (OLS on metrics, text lengths and "
+            "annotator) with drop-column contributions and grouped CV; for active_time, the idle-threshold "
+            "sensitivity. Edge cases (too few edits, constant or missing values, one annotator, post-edits "
+            "without an event log) come back as messages."
         ),
         parameters=[s.AnalysisQuerySerializer],
         responses={
