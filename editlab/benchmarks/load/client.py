@@ -3,6 +3,7 @@ acknowledged, for the exactly-once check."""
 
 import asyncio
 import json
+import math
 import random
 import re
 import time
@@ -98,6 +99,10 @@ class LoadPlan:
     login_concurrency: int = 4
     timeout_s: float = 30.0
     seed: int = 1
+    # A fixed amount of work instead of a clock (the smoke test: its checks must not depend on
+    # how fast the machine is): submit after this many acknowledged batches, stop after this many items.
+    batches_per_item: int | None = None
+    items_per_annotator: int | None = None
 
 
 @dataclass
@@ -298,16 +303,21 @@ class Annotator:
             return
         now = loop.time()
         next_batch = now + self.rng.uniform(0, plan.batch_interval_s)
-        submit_at = now + self.rng.uniform(0.25, 1.0) * plan.submit_interval_s
+        by_count = plan.batches_per_item is not None
+        submit_at = math.inf if by_count else now + self.rng.uniform(0.25, 1.0) * plan.submit_interval_s
         batches_here = 0
+        items_done = 0
         while True:
             wake = min(next_batch, submit_at, deadline)
             await asyncio.sleep(max(0.0, wake - loop.time()))
             now = loop.time()
             if now >= deadline:
                 break
-            if now >= submit_at:
+            if now >= submit_at or (by_count and batches_here >= plan.batches_per_item):
                 next_url = await self.submit(deadline)
+                items_done += 1
+                if plan.items_per_annotator is not None and items_done >= plan.items_per_annotator:
+                    break
                 if not next_url or not next_url.startswith("/edit/"):
                     if next_url:
                         self.ledger.tally.idle_annotators += 1
@@ -315,7 +325,7 @@ class Annotator:
                 if not await self._open_with_retries(next_url, deadline):
                     return
                 now = loop.time()
-                submit_at = now + plan.submit_interval_s
+                submit_at = math.inf if by_count else now + plan.submit_interval_s
                 next_batch = now + plan.batch_interval_s
                 batches_here = 0
                 continue
