@@ -4,6 +4,7 @@ Every reader fails with ImproperlyConfigured naming the variable, so a typo in a
 deployment stops start-up instead of silently running with a default.
 """
 
+import math
 import os
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
         number = float(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name}={value!r} is not a number.") from None
+    if not math.isfinite(number):
+        raise ImproperlyConfigured(f"{name}={value!r} is not a finite number.")
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
     return number

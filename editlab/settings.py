@@ -50,10 +50,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
-    "django_tasks_db",
     "editlab.logins",
     "annotations",
+    # Before django_tasks_db: its `db_worker` command is metrics' (the engine's worker plus a heartbeat).
     "metrics",
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [
@@ -247,6 +248,19 @@ EDITLAB_METRIC_WORKERS = env_int("EDITLAB_METRIC_WORKERS", 0, minimum=0)  # 0 = 
 EDITLAB_IDLE_THRESHOLD_S = env_float("EDITLAB_IDLE_THRESHOLD_S", 30.0, minimum=1.0)
 # A running metric job with no progress for this long is taken for dead and may be retried.
 EDITLAB_JOB_STALE_S = env_int("EDITLAB_JOB_STALE_S", 600, minimum=10)
+# A metric job is cut into chunks of this many post-edits (one task each, claimed by any db_worker);
+# a worker asked to stop (SIGTERM) finishes its chunk first, so keep a chunk well inside the stop timeout.
+EDITLAB_METRIC_CHUNK_SIZE = env_int("EDITLAB_METRIC_CHUNK_SIZE", 500, minimum=1)
+# Each db_worker writes a heartbeat this often; one silent for EDITLAB_WORKER_STALE_S is taken for dead
+# and the chunk it held is queued again, at most EDITLAB_CHUNK_MAX_ATTEMPTS claims per chunk.
+EDITLAB_WORKER_HEARTBEAT_S = env_float("EDITLAB_WORKER_HEARTBEAT_S", 10.0, minimum=0.1)
+EDITLAB_WORKER_STALE_S = env_float("EDITLAB_WORKER_STALE_S", 60.0, minimum=1.0)
+if EDITLAB_WORKER_STALE_S < 3 * EDITLAB_WORKER_HEARTBEAT_S:
+    raise ImproperlyConfigured(
+        f"EDITLAB_WORKER_STALE_S ({EDITLAB_WORKER_STALE_S}) must be at least 3 x EDITLAB_WORKER_HEARTBEAT_S "
+        f"({EDITLAB_WORKER_HEARTBEAT_S}): a live worker would be taken for dead between two heartbeats"
+    )
+EDITLAB_CHUNK_MAX_ATTEMPTS = env_int("EDITLAB_CHUNK_MAX_ATTEMPTS", 3, minimum=1)
 
 # No cache holds state: the login limiter keeps its counters in its own table (created by
 # `migrate`), so the default per-process memory cache is all Django needs.

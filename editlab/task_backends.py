@@ -11,6 +11,7 @@ import logging
 import threading
 
 from django.db import close_old_connections, connections, transaction
+from django_tasks.backends.base import BaseTaskBackend
 from django_tasks.backends.immediate import ImmediateBackend
 from django_tasks.base import Task, TaskResult, TaskResultStatus
 from django_tasks.utils import get_random_id
@@ -51,3 +52,9 @@ class ThreadBackend(ImmediateBackend):
             logger.exception("task %s failed", task_result.id)
         finally:
             connections.close_all()
+
+
+def runs_in_this_process(backend: BaseTaskBackend) -> bool:
+    """True for the backends that run a task in the process that enqueues it (immediate, thread): a task
+    enqueued there never reaches another worker, so work cannot be spread over several."""
+    return isinstance(backend, ImmediateBackend)

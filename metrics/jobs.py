@@ -1,32 +1,66 @@
-"""Metric jobs: a researcher's request to compute values, run in the background by the task engine.
+"""Metric jobs: a researcher's request to compute values, cut into chunks that any worker may compute.
+
+A job's life:
+1. `metric_job_create` stores the job (queued) and enqueues its plan task.
+2. `metric_job_plan` (the plan task, on any worker) claims it, plans the run (no metric work) and cuts it
+   into MetricChunks of EDITLAB_METRIC_CHUNK_SIZE post-edits, each with a task of its own in the same
+   transaction. With the database backend those tasks go to every `db_worker` on every machine sharing
+   the database; with the in-process backends (thread, immediate) the plan task runs them itself, one
+   after the other.
+3. `metric_chunk_run` (a chunk task) claims its chunk, scores it outside any transaction, then stores its
+   values, marks it done and adds it to the job in one transaction; the chunk that completes the job
+   marks it done. A chunk failing on a post-edit fails the job with that post-edit's id.
+4. A worker stopped by a signal inside a chunk gives the chunk back to the queue (`db_worker` stops after
+   the current task on the first SIGTERM, inside it on a second one); a worker that vanished (SIGKILL,
+   out of memory, power cut) is found by the others' heartbeats (metrics.workers) and
+   `metric_work_reclaim` queues what it held again. Only the latest claim of a chunk may store it, so a
+   value is never stored twice, and a chunk's values are all stored or none.
 
 Dependencies point one way: metrics.tasks (the task engine's entry points) calls these services, and
-these services call metrics.services (the computing). Starting a job must put a task on the engine's
-queue, which would point back at metrics.tasks; instead metrics.tasks registers how to enqueue
-(`use_queue`) when the app is ready, and this module only knows the `JobQueue` it was given.
+these call metrics.services (the computing). Enqueuing would point back at metrics.tasks; instead
+metrics.tasks registers a `JobQueue` (`use_queue`) when the app is ready, and this module only uses it.
 """
 
+from __future__ import annotations
+
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from annotations.models import Project
-from metrics.models import MetricJob
+from editlab.db import refresh_planner_statistics
+from metrics.models import MetricChunk, MetricJob, MetricValue, TaskWorker
 from metrics.selectors import VARIANTS
-from metrics.services import ComputeError, ComputeReport, metric_values_compute, resolve_metrics, resolve_variants
+from metrics.services import (
+    ComputeError,
+    ComputePlan,
+    ScoredChunk,
+    compute_prepare,
+    metric_values_score,
+    metric_values_store,
+    resolve_metrics,
+    resolve_variants,
+)
 
 logger = logging.getLogger(__name__)
+
+_PROGRESS_EVERY_S = 0.5  # how often a running chunk's progress is written
+_INTERRUPTED = (SystemExit, KeyboardInterrupt)  # db_worker's second SIGTERM (sys.exit) and Ctrl+C
 
 
 @dataclass(frozen=True)
 class JobQueue:
-    """How a job reaches the task engine: `run(job_id)` enqueues it and returns the engine's task id."""
+    """How jobs reach the task engine (registered by metrics.tasks)."""
 
-    run: Callable[[int], str]
+    plan: Callable[[int], str]  # job id -> the engine's task id
+    chunk: Callable[[int], str]  # chunk id -> the engine's task id
+    fans_out: Callable[[], bool]  # True when chunk tasks run in worker processes, False when in this one
 
 
 _queue: JobQueue | None = None
@@ -37,12 +71,17 @@ def use_queue(queue: JobQueue) -> None:
     _queue = queue
 
 
-def _enqueue(job: MetricJob) -> None:
+def _the_queue() -> JobQueue:
     if _queue is None:
         raise RuntimeError("no job queue registered: metrics.tasks registers it when the metrics app is ready")
-    # Outside any transaction the job row is committed before a database worker can look for it.
-    task_id = _queue.run(job.pk)
-    MetricJob.objects.filter(pk=job.pk).update(task_id=task_id[:64])
+    return _queue
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+# -------------------------------------------------------------------------------- start, retry
 
 
 def metric_job_create(
@@ -57,7 +96,7 @@ def metric_job_create(
         variants=variant_names,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
-    _enqueue(job)
+    _enqueue_plan(job.pk)
     job.refresh_from_db()
     return job
 
@@ -69,34 +108,282 @@ def metric_job_retry(*, job: MetricJob) -> MetricJob:
             f"job #{job.pk} is {job.status}; only a failed job, or a running one whose worker stopped "
             f"showing progress for {settings.EDITLAB_JOB_STALE_S} s, can be retried"
         )
-    MetricJob.objects.filter(pk=job.pk).update(
-        status=MetricJob.QUEUED, error="", done=0, total=0, started=None, finished=None, heartbeat=None
-    )
-    _enqueue(job)
+    with transaction.atomic():
+        # Chunks first, then the job: the order in which a finishing chunk locks them.
+        job.chunks.all().delete()
+        MetricJob.objects.filter(pk=job.pk).update(
+            status=MetricJob.QUEUED,
+            error="",
+            done=0,
+            total=0,
+            started=None,
+            finished=None,
+            heartbeat=None,
+            planned=None,
+            planner=None,
+        )
+    _enqueue_plan(job.pk)
     job.refresh_from_db()
     return job
 
 
-def metric_job_run(*, job_id: int) -> ComputeReport | None:
-    """Run one job to the end, recording status, progress and any error on the row."""
+def _enqueue_plan(job_id: int) -> None:
+    # Outside a transaction the job row is committed before a database worker can look for it; inside
+    # one (the database backend writes the task row in it), both are committed together.
+    task_id = _the_queue().plan(job_id)
+    MetricJob.objects.filter(pk=job_id).update(task_id=task_id[:64])
+
+
+# ------------------------------------------------------------------------------------- planning
+
+
+def metric_job_plan(*, job_id: int, worker: TaskWorker | None) -> dict | None:
+    """Claim a queued job, plan it and cut it into chunks; run them here unless workers take them.
+
+    Returns the plan's counts (and, when the chunks ran here, how many values were computed), or None
+    when the job was not queued (already taken, or deleted)."""
     now = timezone.now()
     claimed = MetricJob.objects.filter(pk=job_id, status=MetricJob.QUEUED).update(
-        status=MetricJob.RUNNING, started=now, heartbeat=now, error=""
+        status=MetricJob.RUNNING, started=now, heartbeat=now, error="", planner=worker
     )
-    if not claimed:  # already run, running elsewhere, or deleted
+    if not claimed:
         return None
     job = MetricJob.objects.select_related("project").get(pk=job_id)
+    queue = _the_queue()
+    fans_out = queue.fans_out()
     try:
-        report = metric_values_compute(
-            project=job.project, metrics=job.metrics or None, variants=job.variants or VARIANTS, job=job
+        plan, report = compute_prepare(
+            project=job.project, metrics=job.metrics or None, variants=job.variants or VARIANTS
         )
-    except BaseException as exc:
-        # BaseException too: a worker stopped by a signal (db_worker exits on a second SIGTERM or
-        # Ctrl+C) would otherwise leave the job "running" for ever, and only failed jobs can be retried.
-        logger.exception("metric job %s failed", job_id)
-        MetricJob.objects.filter(pk=job_id).update(
-            status=MetricJob.FAILED, error=f"{type(exc).__name__}: {exc}", finished=timezone.now()
-        )
+        chunk_ids = _chunks_create(job, plan, worker=worker, queue=queue if fans_out else None)
+    except _INTERRUPTED as exc:
+        if fans_out:
+            _job_requeue(job, worker=worker, queue=queue)
+        else:
+            _job_fail(job.pk, _error_text(exc))
         raise
-    MetricJob.objects.filter(pk=job_id).update(status=MetricJob.DONE, done=F("total"), finished=timezone.now())
-    return report
+    except BaseException as exc:
+        logger.exception("metric job %s failed while planning", job_id)
+        _job_fail(job.pk, _error_text(exc))
+        raise
+    counts = report.as_dict() | {"chunks": len(chunk_ids or [])}
+    if chunk_ids is None:  # taken for dead meanwhile: another worker plans it again
+        return counts
+    if not fans_out:
+        for chunk_id in chunk_ids:
+            report.computed += metric_chunk_run(chunk_id=chunk_id, worker=worker) or 0
+        counts["computed"] = report.computed
+    return counts
+
+
+def _chunks_create(
+    job: MetricJob, plan: ComputePlan, *, worker: TaskWorker | None, queue: JobQueue | None
+) -> list[int] | None:
+    """Store the job's chunks (and enqueue their tasks, when `queue`) in one transaction; None if the job
+    is no longer this worker's to plan."""
+    now = timezone.now()
+    with transaction.atomic():
+        mine = list(
+            MetricJob.objects.select_for_update()
+            .filter(pk=job.pk, status=MetricJob.RUNNING, planned__isnull=True, planner=worker)
+            .values_list("pk", flat=True)
+        )
+        if not mine:
+            return None
+        chunks = MetricChunk.objects.bulk_create(
+            MetricChunk(
+                job=job,
+                seq=seq,
+                variant=variant,
+                metrics=list(names),
+                post_edit_ids=ids,
+                size=len(ids),
+                total=len(ids) * len(names),
+            )
+            for seq, (variant, names, ids) in enumerate(plan.batches(settings.EDITLAB_METRIC_CHUNK_SIZE))
+        )
+        if queue is not None:
+            for chunk in chunks:
+                chunk.task_id = queue.chunk(chunk.pk)[:64]
+            MetricChunk.objects.bulk_update(chunks, ["task_id"])
+        updates: dict = {"total": plan.total, "done": 0, "planned": now, "heartbeat": now}
+        if not chunks:
+            updates |= {"status": MetricJob.DONE, "finished": now}
+        MetricJob.objects.filter(pk=job.pk).update(**updates)
+    return [chunk.pk for chunk in chunks]
+
+
+def _job_requeue(job: MetricJob, *, worker: TaskWorker | None, queue: JobQueue) -> None:
+    """Give a job whose planning was interrupted back to the queue."""
+    with transaction.atomic():
+        if MetricJob.objects.filter(pk=job.pk, status=MetricJob.RUNNING, planned__isnull=True, planner=worker).update(
+            status=MetricJob.QUEUED, planner=None, started=None
+        ):
+            _enqueue_plan(job.pk)
+
+
+def _job_fail(job_id: int, error: str) -> None:
+    MetricJob.objects.filter(pk=job_id, status__in=[MetricJob.QUEUED, MetricJob.RUNNING]).update(
+        status=MetricJob.FAILED, error=error, finished=timezone.now()
+    )
+
+
+# ---------------------------------------------------------------------------------------- chunks
+
+
+def metric_chunk_run(*, chunk_id: int, worker: TaskWorker | None) -> int | None:
+    """Claim a queued chunk of a running job, compute and store it; returns the values stored, or None when
+    there was nothing to do (done, held by another worker, its job failed or gone) or the claim was lost."""
+    now = timezone.now()
+    claimed = MetricChunk.objects.filter(pk=chunk_id, status=MetricChunk.QUEUED, job__status=MetricJob.RUNNING).update(
+        status=MetricChunk.RUNNING,
+        attempts=F("attempts") + 1,
+        worker=worker,
+        claimed=now,
+        progressed=now,
+        done=0,
+        error="",
+    )
+    if not claimed:
+        return None
+    chunk = MetricChunk.objects.get(pk=chunk_id)
+    MetricJob.objects.filter(pk=chunk.job_id).update(heartbeat=now)
+    try:
+        scored = metric_values_score(
+            post_edit_ids=chunk.post_edit_ids,
+            variant=chunk.variant,
+            names=chunk.metrics,
+            progress=_ChunkProgress(chunk),
+        )
+        return _chunk_finish(chunk, scored)
+    except _INTERRUPTED as exc:
+        if _the_queue().fans_out():
+            _chunk_release(chunk)
+        else:
+            _chunk_fail(chunk, _error_text(exc))
+        raise
+    except BaseException as exc:
+        logger.exception("chunk %s of metric job %s failed", chunk.seq, chunk.job_id)
+        _chunk_fail(chunk, _error_text(exc))
+        raise
+
+
+def _held(chunk: MetricChunk) -> bool:
+    """Lock the chunk's row if this claim still holds it (inside a transaction)."""
+    return bool(
+        list(
+            MetricChunk.objects.select_for_update()
+            .filter(pk=chunk.pk, status=MetricChunk.RUNNING, attempts=chunk.attempts)
+            .values_list("pk", flat=True)
+        )
+    )
+
+
+def _chunk_finish(chunk: MetricChunk, scored: ScoredChunk) -> int | None:
+    now = timezone.now()
+    with transaction.atomic():
+        if not _held(chunk):  # taken for dead and claimed again: that claim stores the values
+            logger.warning(
+                "chunk %s of metric job %s: claim lost, its values are left to the new claim", chunk.seq, chunk.job_id
+            )
+            return None
+        stored = metric_values_store(scored=scored)
+        MetricChunk.objects.filter(pk=chunk.pk).update(
+            status=MetricChunk.DONE, done=chunk.total, finished=now, progressed=now
+        )
+        # Locking the job serializes the chunks finishing together: the last one sees the others done.
+        job = MetricJob.objects.select_for_update().get(pk=chunk.job_id)
+        updates: dict = {"done": F("done") + chunk.total, "heartbeat": now}
+        finished = job.status == MetricJob.RUNNING and not job.chunks.exclude(status=MetricChunk.DONE).exists()
+        if finished:
+            updates |= {"status": MetricJob.DONE, "finished": now}
+        MetricJob.objects.filter(pk=job.pk).update(**updates)
+    if finished:
+        refresh_planner_statistics(MetricValue._meta.db_table)
+    return stored
+
+
+def _chunk_fail(chunk: MetricChunk, error: str) -> None:
+    with transaction.atomic():
+        if MetricChunk.objects.filter(pk=chunk.pk, status=MetricChunk.RUNNING, attempts=chunk.attempts).update(
+            status=MetricChunk.FAILED, error=error, finished=timezone.now()
+        ):
+            _job_fail(chunk.job_id, error)
+
+
+def _chunk_release(chunk: MetricChunk) -> None:
+    """Give a chunk back to the queue, with a new task (its worker is stopping)."""
+    with transaction.atomic():
+        if _held(chunk):
+            task_id = _the_queue().chunk(chunk.pk)
+            MetricChunk.objects.filter(pk=chunk.pk).update(
+                status=MetricChunk.QUEUED, worker=None, done=0, task_id=task_id[:64]
+            )
+
+
+class _ChunkProgress:
+    """score_pairs' progress callback: values scored in the chunk, written at most every 0.5 s."""
+
+    def __init__(self, chunk: MetricChunk) -> None:
+        self.chunk = chunk
+        self.done = 0
+        self.last_write = time.monotonic()
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        if time.monotonic() - self.last_write < _PROGRESS_EVERY_S:
+            return
+        now = timezone.now()
+        MetricChunk.objects.filter(pk=self.chunk.pk, status=MetricChunk.RUNNING, attempts=self.chunk.attempts).update(
+            done=min(self.done, self.chunk.total), progressed=now
+        )
+        MetricJob.objects.filter(pk=self.chunk.job_id).update(heartbeat=now)
+        self.last_write = time.monotonic()
+
+
+# ------------------------------------------------------------------------- after a dead worker
+
+
+def metric_work_reclaim(*, dead: Sequence[TaskWorker]) -> dict[str, int]:
+    """Queue again what dead workers held: their running chunks (a chunk that has lost its worker
+    EDITLAB_CHUNK_MAX_ATTEMPTS times fails its job instead: it may be what kills them) and the jobs they
+    were planning. Returns how many chunks were queued again, failed, and jobs queued again."""
+    counts = {"chunks_requeued": 0, "chunks_failed": 0, "jobs_requeued": 0}
+    if not dead:
+        return counts
+    queue = _the_queue()
+    by_id = {worker.pk: worker for worker in dead}
+    with transaction.atomic():
+        # skip_locked: a chunk whose worker is storing it right now is alive enough.
+        for chunk in MetricChunk.objects.select_for_update(skip_locked=True).filter(
+            status=MetricChunk.RUNNING, worker__in=list(by_id)
+        ):
+            worker = by_id[chunk.worker_id]
+            if chunk.attempts >= settings.EDITLAB_CHUNK_MAX_ATTEMPTS:
+                error = (
+                    f"chunk {chunk.seq} ({chunk.size} post-edits, #{min(chunk.post_edit_ids)}–"
+                    f"#{max(chunk.post_edit_ids)}, {chunk.variant}) lost its worker {chunk.attempts} times, last "
+                    f"{worker} (killed? out of memory?); the values of the chunks that finished are stored"
+                )
+                MetricChunk.objects.filter(pk=chunk.pk).update(
+                    status=MetricChunk.FAILED, error=error, finished=timezone.now()
+                )
+                _job_fail(chunk.job_id, error)
+                counts["chunks_failed"] += 1
+                continue
+            job_running = MetricJob.objects.filter(pk=chunk.job_id, status=MetricJob.RUNNING).exists()
+            task_id = queue.chunk(chunk.pk)[:64] if job_running else ""
+            MetricChunk.objects.filter(pk=chunk.pk).update(
+                status=MetricChunk.QUEUED, worker=None, done=0, task_id=task_id
+            )
+            logger.warning(
+                "chunk %s of metric job %s: worker %s is dead, chunk queued again", chunk.seq, chunk.job_id, worker
+            )
+            counts["chunks_requeued"] += 1
+        for job in MetricJob.objects.select_for_update(skip_locked=True).filter(
+            status=MetricJob.RUNNING, planned__isnull=True, planner__in=list(by_id)
+        ):
+            MetricJob.objects.filter(pk=job.pk).update(status=MetricJob.QUEUED, planner=None, started=None)
+            _enqueue_plan(job.pk)
+            counts["jobs_requeued"] += 1
+    return counts

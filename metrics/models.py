@@ -30,6 +30,32 @@ class MetricValue(models.Model):
         return f"{self.metric}[{self.variant}]={self.value}"
 
 
+class TaskWorker(models.Model):
+    """One `manage.py db_worker` process, from its start: a row per start, beating while the process lives.
+
+    Its heartbeat (a thread of the worker process, every EDITLAB_WORKER_HEARTBEAT_S) tells the other
+    workers, the job pages and the health endpoint that it is alive; a worker silent for
+    EDITLAB_WORKER_STALE_S is taken for dead, and the chunks it held are queued again.
+    """
+
+    engine_id = models.CharField(max_length=64, help_text="The worker id db_worker gives the task engine.")
+    host = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    started = models.DateTimeField(default=timezone.now)
+    heartbeat = models.DateTimeField(default=timezone.now)
+    stopped = models.DateTimeField(null=True, blank=True, help_text="Set when the process exits cleanly.")
+
+    class Meta:
+        indexes = [models.Index(fields=["heartbeat"])]
+
+    def __str__(self) -> str:
+        return f"{self.host} pid {self.pid}"
+
+    def is_alive(self, *, now=None) -> bool:
+        now = now or timezone.now()
+        return self.stopped is None and (now - self.heartbeat).total_seconds() <= settings.EDITLAB_WORKER_STALE_S
+
+
 class MetricJob(models.Model):
     QUEUED = "queued"
     RUNNING = "running"
@@ -50,6 +76,15 @@ class MetricJob(models.Model):
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     heartbeat = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of the running job.")
+    planned = models.DateTimeField(null=True, blank=True, help_text="When its work was cut into chunks.")
+    planner = models.ForeignKey(
+        TaskWorker,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="planned_jobs",
+        help_text="The worker that claimed the job to plan it (empty: in the app process).",
+    )
 
     class Meta:
         ordering = ["-created"]
@@ -64,3 +99,50 @@ class MetricJob(models.Model):
             return False
         last = self.heartbeat or self.started or self.created
         return (timezone.now() - last).total_seconds() > settings.EDITLAB_JOB_STALE_S
+
+
+class MetricChunk(models.Model):
+    """A slice of a job's work: some post-edits, one variant, the metrics they miss; one task of the engine.
+
+    Any worker may claim a queued chunk. Its values and its `done` state are written in one transaction,
+    so a chunk is either stored whole or not at all; `attempts` counts claims, and only the latest claim
+    may store (a worker taken for dead that wakes up again finds its claim gone and stores nothing).
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    STATUS_CHOICES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+
+    job = models.ForeignKey(MetricJob, on_delete=models.CASCADE, related_name="chunks")
+    seq = models.PositiveIntegerField(help_text="Position in the job, from 0.")
+    variant = models.CharField(max_length=20)
+    metrics = models.JSONField(default=list)
+    post_edit_ids = models.JSONField(default=list)
+    size = models.PositiveIntegerField(help_text="Post-edits.")
+    total = models.PositiveIntegerField(help_text="Values: post-edits x metrics.")
+    done = models.PositiveIntegerField(default=0, help_text="Values scored so far (stored once the chunk is done).")
+    status = models.CharField(max_length=20, choices=STATUS_CHOICES, default=QUEUED)
+    attempts = models.PositiveIntegerField(default=0, help_text="How many times a worker claimed it.")
+    worker = models.ForeignKey(
+        TaskWorker,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="chunks",
+        help_text="The worker that holds or finished it (empty: in the app process, or queued).",
+    )
+    task_id = models.CharField(max_length=64, blank=True, help_text="The task engine's id of its latest task.")
+    claimed = models.DateTimeField(null=True, blank=True)
+    progressed = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["job", "seq"]
+        constraints = [models.UniqueConstraint(fields=["job", "seq"], name="metric_chunk_unique_seq")]
+        indexes = [models.Index(fields=["status", "worker"])]
+
+    def __str__(self) -> str:
+        return f"chunk {self.seq} of job #{self.job_id} ({self.status})"

@@ -17,12 +17,12 @@ import hashlib
 import json
 import logging
 import math
-import time
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -31,15 +31,13 @@ from annotations.models import PostEdit, Project, original_text_of_post_edit
 from annotations.references import reference_texts
 from editlab.db import refresh_planner_statistics
 from metrics import text as engine
-from metrics.models import MetricJob, MetricValue
+from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, post_edit_queryset
 
 logger = logging.getLogger(__name__)
 
-CHUNK_SIZE = 500  # post-edits per scoring call and per write transaction
 _PLAN_CHUNK = 2000
 _GOLD_FAMILY = "gold-based"
-_PROGRESS_EVERY_S = 0.5  # how often a job's progress row is updated inside a chunk
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -98,6 +96,12 @@ class ComputePlan:
     @property
     def total(self) -> int:
         return sum(len(ids) * len(names) for (_, names), ids in self.groups.items())
+
+    def batches(self, size: int) -> Iterator[tuple[str, tuple[str, ...], list[int]]]:
+        """(variant, metric names, up to `size` post-edit ids): the chunks of the run, in a stable order."""
+        for (variant, names), ids in self.groups.items():
+            for id_chunk in _chunks(ids, size):
+                yield variant, names, list(id_chunk)
 
 
 def resolve_metrics(metrics: Sequence[str] | None) -> list[str]:
@@ -271,25 +275,24 @@ def _delete_inapplicable(pks: list[int]) -> int:
     return removed
 
 
-def metric_values_compute(
+@dataclass(frozen=True)
+class ScoredChunk:
+    """A chunk's values, scored and not stored yet (metric_values_store writes them)."""
+
+    rows: list[_Row]
+    variant: str
+    names: tuple[str, ...]
+    scores: dict[str, list]
+
+
+def compute_prepare(
     *,
     project: Project,
     metrics: Sequence[str] | None = None,
     variants: Sequence[str] = VARIANTS,
     post_edits: QuerySet[PostEdit] | None = None,
-    progress: ProgressCallback | None = None,
-    job: MetricJob | None = None,
-    chunk_size: int | None = None,
-    workers: int | None = None,
-) -> ComputeReport:
-    """Compute the missing and stale metric values of the project's submitted post-edits.
-
-    Each chunk of post-edits is scored outside any transaction, then written in one
-    transaction (bulk upsert): an interruption loses at most the chunk in flight, and the
-    next run continues from there. `progress(done, total)` and `job` (done/total) count
-    values; total is known after a planning pass that does no metric work.
-    """
-    chunk_size = chunk_size or CHUNK_SIZE
+) -> tuple[ComputePlan, ComputeReport]:
+    """Plan a run (no metric work) and remove the values that no longer apply."""
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
     selection = post_edit_queryset(project=project)
@@ -298,66 +301,97 @@ def metric_values_compute(
     report = ComputeReport(metrics=metric_names, variants=variant_names)
     plan = compute_plan(selection, metric_names, variant_names, report)
     report.removed = _delete_inapplicable(plan.stale_inapplicable)
+    return plan, report
+
+
+def metric_values_score(
+    *,
+    post_edit_ids: Sequence[int],
+    variant: str,
+    names: Sequence[str],
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ScoredChunk:
+    """Score one chunk from the texts stored now (a post-edit deleted since planning is left out).
+
+    A metric failing on a pair raises ComputeError naming the post-edit; `progress(n)` reports n more
+    values scored."""
+    rows = list(_rows(PostEdit.objects.filter(pk__in=list(post_edit_ids)).order_by("pk")))
+    scores: dict[str, list] = {}
+    if rows:
+        try:
+            scores = engine.score_pairs(
+                [_pair(row) for row in rows], list(names), variant=variant, workers=workers, progress=progress
+            )
+        except engine.MetricFailed as exc:
+            # The chunk's index means nothing to a researcher; the post-edit's id does.
+            raise ComputeError(
+                f"{exc.metric} ({variant}) failed on post-edit #{rows[exc.pair_index].id}: {exc.detail}; "
+                "the values of the chunks that finished are stored"
+            ) from exc
+    return ScoredChunk(rows=rows, variant=variant, names=tuple(names), scores=scores)
+
+
+def metric_values_store(*, scored: ScoredChunk) -> int:
+    """Upsert a scored chunk's values in one transaction (the caller's, when it has one); returns how many."""
+    if not scored.rows:
+        return 0
+    return _store(scored.rows, scored.variant, scored.names, scored.scores)
+
+
+def metric_values_compute(
+    *,
+    project: Project,
+    metrics: Sequence[str] | None = None,
+    variants: Sequence[str] = VARIANTS,
+    post_edits: QuerySet[PostEdit] | None = None,
+    progress: ProgressCallback | None = None,
+    chunk_size: int | None = None,
+    workers: int | None = None,
+) -> ComputeReport:
+    """Compute the missing and stale metric values of the project's submitted post-edits, in this process.
+
+    Each chunk of post-edits is scored outside any transaction, then written in one
+    transaction (bulk upsert): an interruption loses at most the chunk in flight, and the
+    next run continues from there. `progress(done, total)` counts values; total is known
+    after a planning pass that does no metric work. (A MetricJob spreads the same chunks
+    over the task engine's workers: metrics.jobs.)
+    """
+    chunk_size = chunk_size or settings.EDITLAB_METRIC_CHUNK_SIZE
+    plan, report = compute_prepare(project=project, metrics=metrics, variants=variants, post_edits=post_edits)
     total = plan.total
-    if job is not None:
-        MetricJob.objects.filter(pk=job.pk).update(total=total, done=0)
     if progress is not None:
         progress(0, total)
-
-    ticker = _Ticker(total=total, progress=progress, job=job)
-    for (variant, names), ids in plan.groups.items():
-        for id_chunk in _chunks(ids, chunk_size):
-            # Re-read the texts: the values must be computed from what is stored now.
-            rows = list(_rows(PostEdit.objects.filter(pk__in=id_chunk).order_by("pk")))
-            if rows:
-                try:
-                    scores = engine.score_pairs(
-                        [_pair(row) for row in rows],
-                        list(names),
-                        variant=variant,
-                        workers=workers,
-                        progress=ticker.within,
-                    )
-                except engine.MetricFailed as exc:
-                    # The chunk's index means nothing to a researcher; the post-edit's id does.
-                    raise ComputeError(
-                        f"{exc.metric} ({variant}) failed on post-edit #{rows[exc.pair_index].id}: {exc.detail}; "
-                        "the values of earlier chunks are stored"
-                    ) from exc
-                report.computed += _store(rows, variant, names, scores)
-            ticker.chunk_done(len(id_chunk) * len(names))
+    ticker = _Ticker(total=total, progress=progress)
+    for variant, names, ids in plan.batches(chunk_size):
+        scored = metric_values_score(
+            post_edit_ids=ids, variant=variant, names=names, workers=workers, progress=ticker.within
+        )
+        report.computed += metric_values_store(scored=scored)
+        ticker.chunk_done(len(ids) * len(names))
     if report.computed:
         refresh_planner_statistics(MetricValue._meta.db_table)
     return report
 
 
 class _Ticker:
-    """Progress in values: exact after each stored chunk, throttled estimates inside one."""
+    """Progress in values: exact after each stored chunk, estimates inside one."""
 
-    def __init__(self, *, total: int, progress: ProgressCallback | None, job: MetricJob | None) -> None:
-        self.total, self.progress, self.job = total, progress, job
+    def __init__(self, *, total: int, progress: ProgressCallback | None) -> None:
+        self.total, self.progress = total, progress
         self.done = 0  # stored
         self.inside = 0  # scored in the current chunk, not stored yet
-        self.last_write = time.monotonic()
 
     def within(self, n: int) -> None:
         self.inside += n
         if self.progress is not None:
             self.progress(min(self.done + self.inside, self.total), self.total)
-        if self.job is not None and time.monotonic() - self.last_write >= _PROGRESS_EVERY_S:
-            self._write(min(self.done + self.inside, self.total))
 
     def chunk_done(self, n: int) -> None:
         self.done += n
         self.inside = 0
         if self.progress is not None:
             self.progress(self.done, self.total)
-        if self.job is not None:
-            self._write(self.done)
-
-    def _write(self, done: int) -> None:
-        MetricJob.objects.filter(pk=self.job.pk).update(done=done, heartbeat=timezone.now())
-        self.last_write = time.monotonic()
 
 
 def metric_coverage(

@@ -61,6 +61,35 @@ class MetricJobInputSerializer(serializers.Serializer):
     )
 
 
+class JobChunksOutputSerializer(serializers.Serializer):
+    total = serializers.IntegerField(help_text="Chunks the job was cut into (0 until it is planned).")
+    queued = serializers.IntegerField()
+    running = serializers.IntegerField()
+    done = serializers.IntegerField()
+    failed = serializers.IntegerField()
+
+
+class JobWorkerOutputSerializer(serializers.Serializer):
+    worker = serializers.CharField(source="label", help_text="Host and process id; or the app process.")
+    engine_id = serializers.CharField(source="status.engine_id", allow_null=True, default=None)
+    chunks = serializers.IntegerField(help_text="Chunks it finished for this job.")
+    post_edits = serializers.IntegerField()
+    values = serializers.IntegerField()
+    running = serializers.IntegerField(help_text="Chunks of this job it holds now.")
+    heartbeat = serializers.DateTimeField(source="status.heartbeat", allow_null=True, default=None)
+    alive = serializers.BooleanField(source="status.alive", allow_null=True, default=None)
+
+
+class JobActivityOutputSerializer(serializers.Serializer):
+    chunks = JobChunksOutputSerializer()
+    in_flight = serializers.IntegerField(help_text="Values scored in running chunks and not stored yet.")
+    workers = JobWorkerOutputSerializer(many=True)
+    live_workers = serializers.IntegerField(help_text="db_worker processes alive now (any job).")
+    waiting_s = serializers.FloatField(
+        allow_null=True, help_text="How long the job has waited for a worker (nobody works on it); null otherwise."
+    )
+
+
 class MetricJobOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     project = serializers.IntegerField(source="project_id")
@@ -74,6 +103,7 @@ class MetricJobOutputSerializer(serializers.Serializer):
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
     finished = serializers.DateTimeField(allow_null=True)
+    activity = JobActivityOutputSerializer(help_text="Chunks and workers (metrics.workers.job_activity).")
 
 
 class ExportInputSerializer(serializers.Serializer):

@@ -28,6 +28,7 @@ from metrics.exports import FORMATS, export_filename, export_spec, export_stream
 from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue
 from metrics.services import ComputeError
+from metrics.workers import job_activity
 
 TAGS = ["metric values"]
 ERRORS = error_responses(400, 403, _403="Not logged in, or not a researcher or admin.")
@@ -68,6 +69,11 @@ def _values(filters: dict) -> QuerySet:
     )
 
 
+def _job_data(job: MetricJob) -> dict:
+    job.activity = job_activity(job)
+    return s.MetricJobOutputSerializer(job).data
+
+
 class MetricValueListApi(ValuesApiView):
     @extend_schema(
         tags=TAGS,
@@ -103,7 +109,7 @@ class MetricJobCreateApi(ValuesApiView):
             )
         except ComputeError as exc:
             raise ValidationError({"detail": str(exc)}) from None
-        return Response(s.MetricJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(_job_data(job), status=status.HTTP_202_ACCEPTED)
 
 
 class MetricJobDetailApi(ValuesApiView):
@@ -114,7 +120,7 @@ class MetricJobDetailApi(ValuesApiView):
     )
     def get(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(MetricJob.objects.select_related("created_by"), pk=pk)
-        return Response(s.MetricJobOutputSerializer(job).data)
+        return Response(_job_data(job))
 
 
 class MetricJobRetryApi(ValuesApiView):
@@ -130,7 +136,7 @@ class MetricJobRetryApi(ValuesApiView):
             job = metric_job_retry(job=job)
         except ComputeError as exc:
             raise ValidationError({"detail": str(exc)}) from None
-        return Response(s.MetricJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(_job_data(job), status=status.HTTP_202_ACCEPTED)
 
 
 class _FormatIsOurs(DefaultContentNegotiation):

@@ -6,6 +6,7 @@ metric values (derived, recomputable data) is their job, so they may start and r
 jobs here.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -20,6 +21,7 @@ from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
 from metrics.services import ComputeError, metric_coverage
+from metrics.workers import job_activity
 
 RECENT_JOBS = 10
 
@@ -96,12 +98,33 @@ def compute(request: HttpRequest, project_id: int) -> HttpResponse:
     return redirect("metrics-job", project_id=project.pk, job_id=job.pk)
 
 
+def duration(seconds: float) -> str:
+    """45 s, 3 min 5 s, 2 h 7 min: how long a job has been waiting."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
 @login_required
 @require_GET
 @readers
 def job_page(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     job = _job(project_id, job_id)
-    context = {"project": job.project, "job": job}
+    activity = job_activity(job)
+    context = {
+        "project": job.project,
+        "job": job,
+        "activity": activity,
+        "waited": duration(activity.waiting_s) if activity.waiting_s is not None else "",
+        "uses_workers": settings.TASKS_BACKEND == "database",
+        "chunk_size": settings.EDITLAB_METRIC_CHUNK_SIZE,
+        "stale_s": settings.EDITLAB_WORKER_STALE_S,
+    }
     if request.htmx:
         return render(request, "metrics/partials/job_progress.html", context)
     return render(request, "metrics/job.html", context)

@@ -241,12 +241,12 @@ def _values(project) -> dict:
 
 @pytest.mark.parametrize("stop", [SystemExit(1), KeyboardInterrupt()], ids=["SIGTERM twice", "Ctrl+C"])
 def test_a_worker_stopped_mid_job_leaves_a_failed_job_whose_retry_gives_the_values_of_a_clean_run(
-    researcher, monkeypatch, stop
+    researcher, monkeypatch, settings, stop
 ):
     project = ProjectFactory(name="Stopped")
     for n in range(7):
         SubmittedPostEditFactory(assignment__item__project=project, text=f"This is test number {n}.")
-    monkeypatch.setattr("metrics.services.CHUNK_SIZE", 3)
+    settings.EDITLAB_METRIC_CHUNK_SIZE = 3
     metrics = ["levenshtein", "levenshtein_words"]
 
     with transaction.atomic():  # the clean run, undone

@@ -5,7 +5,8 @@ import pytest
 from django.db import transaction
 
 from metrics.jobs import metric_job_create
-from metrics.models import MetricJob, MetricValue
+from metrics.models import MetricChunk, MetricJob, MetricValue, TaskWorker
+from metrics.workers import job_activity
 from tests.factories import ProjectFactory, SubmittedPostEditFactory, UserFactory
 
 THREAD_TASKS = {"default": {"BACKEND": "editlab.task_backends.ThreadBackend"}}
@@ -44,3 +45,8 @@ def test_the_thread_backend_returns_at_once_and_runs_the_job_in_the_background(s
     values = sorted(MetricValue.objects.filter(metric="levenshtein").values_list("value", flat=True))
     # "This are a test." -> "This is a test.": a->i, r->s, drop e = 3; -> "This is the test.": 6.
     assert values == [3.0, 6.0]
+    # One chunk, computed by the job's own thread (no db_worker, no heartbeat row).
+    assert list(job.chunks.values_list("status", "size", "worker")) == [(MetricChunk.DONE, 2, None)]
+    [share] = job_activity(job).workers
+    assert (share.label, share.chunks, share.values, share.status) == ("the app process (no db_worker)", 1, 2, None)
+    assert not TaskWorker.objects.exists()

@@ -174,10 +174,10 @@ def test_unknown_metrics_and_variants_are_refused_with_a_message(project):
     assert not MetricValue.objects.exists()
 
 
-def test_a_failed_job_records_its_error_and_a_retry_finishes_the_work(project, researcher, monkeypatch):
+def test_a_failed_job_records_its_error_and_a_retry_finishes_the_work(project, researcher, monkeypatch, settings):
     failing = CountingScorer(fail_on_call=2)
     monkeypatch.setattr(engine, "score_pairs", failing)
-    monkeypatch.setattr("metrics.services.CHUNK_SIZE", 2)
+    settings.EDITLAB_METRIC_CHUNK_SIZE = 2
 
     job = metric_job_create(project=project, user=researcher, metrics=METRICS, variants=["plain"])
 
@@ -211,6 +211,32 @@ def test_the_command_prints_counts_and_is_incremental(project):
     out = io.StringIO()
     call_command("compute_metrics", "--project", "study", "--metrics", "levenshtein", "--variant", "plain", stdout=out)
     assert "computed: 0\nup to date: 3\nskipped (not applicable): 0" in out.getvalue()
+
+
+def test_the_command_spreads_a_run_over_worker_processes_in_one_process_without_any_task_worker():
+    project = ProjectFactory(name="pooled")
+    texts = [f"This is test {n}, {'indeed ' * (n % 4)}fixed." for n in range(80)]  # enough for the pool
+    for n, text in enumerate(texts):
+        SubmittedPostEditFactory(assignment__item__project=project, assignment__item__external_id=f"p{n}", text=text)
+    out = io.StringIO()
+    call_command(
+        "compute_metrics",
+        "--project",
+        "pooled",
+        "--metrics",
+        "levenshtein",
+        "--variant",
+        "plain",
+        "--workers",
+        "2",
+        stdout=out,
+    )
+    assert "computed: 80\nup to date: 0" in out.getvalue()
+    assert stored(project) == {
+        (f"p{n}", "levenshtein"): engine.METRICS["levenshtein"]("This are a test.", text)
+        for n, text in enumerate(texts)
+    }
+    assert not MetricJob.objects.exists()
 
 
 def test_the_command_names_what_is_wrong(project):

@@ -1,12 +1,15 @@
 import csv
 import io
+import re
+from datetime import timedelta
 
 import pytest
 from django.http import StreamingHttpResponse
 from django.urls import reverse
+from django.utils import timezone
 
 from metrics import text as engine
-from metrics.models import MetricJob, MetricValue
+from metrics.models import MetricChunk, MetricJob, MetricValue, TaskWorker
 from tests.factories import ProjectFactory, SubmittedPostEditFactory
 
 pytestmark = pytest.mark.django_db
@@ -167,3 +170,108 @@ def test_the_export_streams_a_download(researcher_client, project):
     bad = researcher_client.get(url + "?format=xls")
     assert bad.status_code == 400
     assert bad.content.decode() == "unknown export format 'xls': choose one of csv, jsonl, parquet"
+
+
+def _page(client, job) -> str:
+    url = reverse("metrics-job", kwargs={"project_id": job.project_id, "job_id": job.pk})
+    return client.get(url, headers={"HX-Request": "true"}).content.decode()
+
+
+def test_a_job_no_worker_has_claimed_says_so_and_how_long_it_has_waited(researcher_client, project, settings):
+    settings.TASKS_BACKEND = "database"
+    settings.EDITLAB_WORKER_STALE_S = 60
+    job = MetricJob.objects.create(project=project, metrics=["levenshtein"], variants=["plain"])
+    MetricJob.objects.filter(pk=job.pk).update(created=timezone.now() - timedelta(seconds=125))
+
+    page = _page(researcher_client, job)
+
+    assert re.search(
+        r"Queued — no worker has claimed it yet; is <code>db_worker</code> running\? Waiting for 2 min \d+ s; "
+        r"no worker has sent a heartbeat in the last 60 s\.",
+        page,
+    )
+    assert "0 of 0" in page  # the count stays, with the reason beside it
+    TaskWorker.objects.create(engine_id="busy", host="h1", pid=7)
+    assert "(1 worker alive, busy with other work)" in _page(researcher_client, job)
+
+
+def test_in_the_app_process_a_queued_job_says_it_has_not_started(researcher_client, project, settings):
+    settings.TASKS_BACKEND = "thread"
+    job = MetricJob.objects.create(project=project, metrics=["levenshtein"], variants=["plain"])
+    page = _page(researcher_client, job)
+    assert "Queued — not started yet (waiting for 0 s); the app process runs it in a background thread." in page
+    assert "db_worker" not in page
+
+
+def test_a_job_whose_chunks_wait_for_a_worker_says_so_and_shows_each_workers_share(
+    researcher_client, project, settings
+):
+    settings.TASKS_BACKEND = "database"
+    settings.EDITLAB_METRIC_CHUNK_SIZE = 1
+    settings.EDITLAB_WORKER_STALE_S = 60
+    post_edits = sorted(project.items.values_list("assignments__post_edit", flat=True))
+    now = timezone.now()
+    job = MetricJob.objects.create(
+        project=project,
+        metrics=["levenshtein"],
+        variants=["plain"],
+        status=MetricJob.RUNNING,
+        total=3,
+        done=1,
+        planned=now - timedelta(seconds=50),
+        heartbeat=now - timedelta(seconds=40),
+    )
+    stopped = TaskWorker.objects.create(engine_id="w-stopped", host="h1", pid=11, stopped=now)
+    for seq, status in enumerate([MetricChunk.DONE, MetricChunk.QUEUED, MetricChunk.QUEUED]):
+        MetricChunk.objects.create(
+            job=job,
+            seq=seq,
+            variant="plain",
+            metrics=["levenshtein"],
+            post_edit_ids=[post_edits[seq % 2]],
+            size=1,
+            total=1,
+            status=status,
+            worker=stopped if status == MetricChunk.DONE else None,
+        )
+
+    page = _page(researcher_client, job)
+
+    assert re.search(
+        r"2 chunks of 3 wait for a worker; none has worked on this job for 4\d s; is <code>db_worker</code> running\?"
+        r" No worker has sent a heartbeat in the last 60 s\. The job resumes when a worker takes its chunks\.",
+        page,
+    )
+    assert "Chunks of up to 1 post-edits: 1 done, 0 running, 2 queued (of 3)." in page
+    assert re.search(r"<td>h1 pid 11 <small>\(w-stopped\)</small></td>\s*<td>1</td>\s*<td>1</td>\s*<td>1</td>", page)
+    assert "<td>stopped</td>" in page
+
+    # A live worker takes a chunk: no longer waiting; its row says it computes.
+    live = TaskWorker.objects.create(engine_id="w-live", host="h2", pid=12)
+    MetricChunk.objects.filter(job=job, seq=1).update(status=MetricChunk.RUNNING, worker=live, done=0)
+    page = _page(researcher_client, job)
+    assert "wait for a worker" not in page
+    assert re.search(r"<td>h2 pid 12 <small>\(w-live\)</small></td>\s*<td>0</td>\s*<td>0</td>\s*<td>0</td>", page)
+    assert "<td>computing a chunk</td>" in page
+
+
+def test_a_dead_workers_row_says_it_was_taken_for_dead(researcher_client, project, settings):
+    settings.EDITLAB_WORKER_STALE_S = 60
+    job = MetricJob.objects.create(
+        project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.RUNNING, total=1
+    )
+    dead = TaskWorker.objects.create(engine_id="w-dead", host="h3", pid=13)
+    TaskWorker.objects.filter(pk=dead.pk).update(heartbeat=timezone.now() - timedelta(seconds=90))
+    MetricChunk.objects.create(
+        job=job,
+        seq=0,
+        variant="plain",
+        metrics=["levenshtein"],
+        post_edit_ids=[1],
+        size=1,
+        total=1,
+        status=MetricChunk.RUNNING,
+        worker=dead,
+    )
+    page = _page(researcher_client, job)
+    assert re.search(r"silent for (9\d|1\d\d) s: taken for dead, its chunk goes back to the queue", page)

@@ -1,0 +1,316 @@
+"""The `db_worker` processes: their heartbeats, who is alive, and what a dead one leaves behind.
+
+Each `manage.py db_worker` (metrics/management/commands/db_worker.py) registers a TaskWorker row and
+beats from a thread of its own every EDITLAB_WORKER_HEARTBEAT_S, busy or idle. Times are the database's
+clock (`Now()`), so workers on machines whose clocks disagree still judge each other rightly. On each
+beat a worker also looks for dead ones (silent for EDITLAB_WORKER_STALE_S, or stopped) and cleans up
+after them: the chunks they held go back to the queue (metrics.jobs.metric_work_reclaim) and the task
+engine's result rows they left RUNNING (django-tasks never changes those after a SIGKILL) are marked
+FAILED.
+
+Reads for pages and the health endpoint are here too: `worker_status()` and `job_activity()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import close_old_connections, connection, connections, transaction
+from django.db.models import Count, Max, Q, Sum
+from django.db.models.functions import Now
+from django.utils import timezone
+from django_tasks.base import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+from metrics.models import MetricChunk, MetricJob, TaskWorker
+
+logger = logging.getLogger(__name__)
+
+# The TaskWorker of this process, when it is a db_worker (None in the app process and in scripts).
+_this_worker: TaskWorker | None = None
+
+LOST_EXCEPTION = "metrics.workers.WorkerLost"
+
+
+class WorkerLost(Exception):
+    """Names, in the task engine's result rows, a task whose worker died while running it."""
+
+
+def this_worker() -> TaskWorker | None:
+    return _this_worker
+
+
+def database_now() -> datetime:
+    """The database server's clock (the one every heartbeat is written with)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT now()")
+            return cursor.fetchone()[0]
+        cursor.execute("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')")
+        return datetime.fromisoformat(cursor.fetchone()[0]).replace(tzinfo=UTC)
+
+
+# ------------------------------------------------------------------------------------ one worker
+
+
+def worker_register(*, engine_id: str) -> TaskWorker:
+    """Record a starting worker process. An earlier process of the same engine id on this host is over
+    (a restart with a fixed --worker-id): it is marked stopped, so what it held is cleaned up now."""
+    host = socket.gethostname()[:255]
+    TaskWorker.objects.filter(engine_id=engine_id, host=host, stopped__isnull=True).update(stopped=Now())
+    worker = TaskWorker.objects.create(engine_id=engine_id, host=host, pid=os.getpid())
+    TaskWorker.objects.filter(pk=worker.pk).update(started=Now(), heartbeat=Now())
+    worker.refresh_from_db()
+    return worker
+
+
+def this_process_is(worker: TaskWorker | None) -> None:
+    """Name the worker the tasks of this process run as (the db_worker command; None when it ends)."""
+    global _this_worker
+    _this_worker = worker
+
+
+def worker_beat(worker: TaskWorker) -> datetime:
+    """One heartbeat; returns the database's time of it."""
+    TaskWorker.objects.filter(pk=worker.pk).update(heartbeat=Now())
+    return TaskWorker.objects.values_list("heartbeat", flat=True).get(pk=worker.pk)
+
+
+def worker_stop(worker: TaskWorker) -> None:
+    TaskWorker.objects.filter(pk=worker.pk).update(stopped=Now(), heartbeat=Now())
+
+
+class Heartbeat(threading.Thread):
+    """Beats for `worker` every `every_s` seconds and then runs `sweep(worker, now)`, until stop()."""
+
+    def __init__(
+        self, worker: TaskWorker, *, every_s: float, sweep: Callable[[TaskWorker, datetime], None] | None = None
+    ) -> None:
+        super().__init__(name=f"heartbeat-{worker.pk}", daemon=True)
+        self.worker, self.every_s, self.sweep = worker, every_s, sweep
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._stopping.wait(self.every_s):
+                close_old_connections()
+                try:
+                    now = worker_beat(self.worker)
+                    if self.sweep is not None:
+                        self.sweep(self.worker, now)
+                except Exception:  # a database hiccup must not end the beating: the next beat tries again
+                    logger.exception("worker %s: heartbeat failed", self.worker.pk)
+        finally:
+            connections.close_all()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()
+
+
+# ----------------------------------------------------------------------------- the dead ones
+
+
+def dead_workers(*, now: datetime, exclude: TaskWorker | None = None) -> list[TaskWorker]:
+    """Workers silent for EDITLAB_WORKER_STALE_S or stopped that still hold something: a running chunk,
+    a job they were planning, or a RUNNING result row of the task engine."""
+    stale = Q(heartbeat__lt=now - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S)) | Q(stopped__isnull=False)
+    holding = Q(chunks__status=MetricChunk.RUNNING) | Q(
+        planned_jobs__status=MetricJob.RUNNING, planned_jobs__planned__isnull=True
+    )
+    candidates = TaskWorker.objects.filter(stale)
+    if exclude is not None:
+        candidates = candidates.exclude(pk=exclude.pk)
+    holders = list(candidates.filter(holding).distinct())
+    running_engine_ids = {ids[-1] for ids in DBTaskResult.objects.running().values_list("worker_ids", flat=True) if ids}
+    known = {w.pk for w in holders}
+    holders += [w for w in candidates.filter(engine_id__in=running_engine_ids) if w.pk not in known]
+    return holders
+
+
+def task_results_fail_lost(*, dead: list[TaskWorker], now: datetime) -> int:
+    """Mark FAILED the engine's RUNNING result rows last claimed by a dead worker, so the engine's own view
+    (the admin, prune_db_task_results) is true too. A live worker with the same engine id (restarted with
+    a fixed --worker-id) owns only the rows it claimed after it started."""
+    dead_ids = {w.engine_id: w for w in dead}
+    if not dead_ids:
+        return 0
+    live_since: dict[str, datetime] = {}
+    for engine_id, started in TaskWorker.objects.filter(
+        engine_id__in=dead_ids,
+        stopped__isnull=True,
+        heartbeat__gte=now - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S),
+    ).values_list("engine_id", "started"):
+        live_since[engine_id] = min(started, live_since.get(engine_id, started))
+    failed = 0
+    with transaction.atomic():
+        for result in DBTaskResult.objects.running().select_for_update(skip_locked=True):
+            last = result.worker_ids[-1] if result.worker_ids else None
+            if last not in dead_ids:
+                continue
+            if last in live_since and result.started_at is not None and result.started_at >= live_since[last]:
+                continue
+            worker = dead_ids[last]
+            result.status = TaskResultStatus.FAILED
+            result.finished_at = timezone.now()
+            result.exception_class_path = LOST_EXCEPTION
+            result.traceback = (
+                f"{LOST_EXCEPTION}: worker {last} ({worker.host} pid {worker.pid}) stopped sending heartbeats "
+                f"at {worker.heartbeat.isoformat()} while running this task; editlab queued its work again.\n"
+            )
+            result.save(update_fields=["status", "finished_at", "exception_class_path", "traceback"])
+            failed += 1
+    return failed
+
+
+def workers_prune(*, now: datetime, older_than_days: int = 30) -> int:
+    """Forget workers silent for a month (chunks keep their counts; they lose the worker's name)."""
+    return TaskWorker.objects.filter(heartbeat__lt=now - timedelta(days=older_than_days)).delete()[0]
+
+
+# ------------------------------------------------------------------------------------------ reads
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    """One db_worker process as the health endpoint and the job pages see it."""
+
+    id: int
+    engine_id: str
+    host: str
+    pid: int
+    started: datetime
+    heartbeat: datetime
+    seconds_since_heartbeat: float
+    alive: bool
+    stopped: datetime | None
+    running_chunk: int | None  # MetricChunk id it holds now
+
+    @property
+    def label(self) -> str:
+        return f"{self.host} pid {self.pid}"
+
+
+def _status(worker: TaskWorker, *, now: datetime, running: dict[int, int]) -> WorkerStatus:
+    silent = max(0.0, (now - worker.heartbeat).total_seconds())
+    return WorkerStatus(
+        id=worker.pk,
+        engine_id=worker.engine_id,
+        host=worker.host,
+        pid=worker.pid,
+        started=worker.started,
+        heartbeat=worker.heartbeat,
+        seconds_since_heartbeat=round(silent, 1),
+        alive=worker.stopped is None and silent <= settings.EDITLAB_WORKER_STALE_S,
+        stopped=worker.stopped,
+        running_chunk=running.get(worker.pk),
+    )
+
+
+def worker_status(*, include_stopped: bool = False) -> list[WorkerStatus]:
+    """Every db_worker with its last heartbeat (newest first): the ones not stopped, plus those that
+    stopped within EDITLAB_WORKER_STALE_S when `include_stopped`. For /healthz: a deployment with
+    `TASKS_BACKEND=database` is healthy when at least one is `alive`."""
+    now = database_now()
+    workers = TaskWorker.objects.order_by("-heartbeat")
+    if include_stopped:
+        recent = now - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S)
+        workers = workers.filter(Q(stopped__isnull=True) | Q(stopped__gte=recent))
+    else:
+        workers = workers.filter(stopped__isnull=True)
+    workers = list(workers[:200])
+    running = dict(
+        MetricChunk.objects.filter(status=MetricChunk.RUNNING, worker__in=workers).values_list("worker_id", "pk")
+    )
+    return [_status(worker, now=now, running=running) for worker in workers]
+
+
+@dataclass(frozen=True)
+class WorkerShare:
+    """What one worker did for one job."""
+
+    label: str
+    status: WorkerStatus | None  # None: the job ran in the app process (no db_worker)
+    chunks: int
+    post_edits: int
+    values: int
+    running: int  # chunks it holds now
+
+
+@dataclass(frozen=True)
+class JobActivity:
+    """A job's chunks and workers, for its page and the API."""
+
+    chunks: dict[str, int]  # status -> count, and "total"
+    in_flight: int  # values scored in running chunks, not stored yet
+    workers: list[WorkerShare] = field(default_factory=list)
+    live_workers: int = 0  # db_workers alive now, whatever they work on
+    waiting_s: float | None = None  # waiting for a worker that long (nobody works on it), else None
+    waiting_since: datetime | None = None
+
+
+def job_activity(job: MetricJob) -> JobActivity:
+    now = database_now()  # heartbeats are the database's time; the job's own times are the app's
+    counts = dict(job.chunks.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    chunks = {status: counts.get(status, 0) for status, _ in MetricChunk.STATUS_CHOICES}
+    chunks["total"] = sum(counts.values())
+    in_flight = job.chunks.filter(status=MetricChunk.RUNNING).aggregate(n=Sum("done"))["n"] or 0
+    per_worker = (
+        job.chunks.exclude(status=MetricChunk.QUEUED)
+        .values("worker")
+        .annotate(
+            chunks=Count("pk", filter=Q(status=MetricChunk.DONE)),
+            post_edits=Sum("size", filter=Q(status=MetricChunk.DONE)),
+            values=Sum("total", filter=Q(status=MetricChunk.DONE)),
+            running=Count("pk", filter=Q(status=MetricChunk.RUNNING)),
+            last=Max("finished"),
+        )
+        .order_by("worker")
+    )
+    rows = list(per_worker)
+    workers = {w.pk: w for w in TaskWorker.objects.filter(pk__in=[r["worker"] for r in rows if r["worker"]])}
+    running = dict(
+        MetricChunk.objects.filter(status=MetricChunk.RUNNING, worker__in=list(workers)).values_list("worker_id", "pk")
+    )
+    shares = []
+    for row in rows:
+        worker = workers.get(row["worker"])
+        status = _status(worker, now=now, running=running) if worker is not None else None
+        shares.append(
+            WorkerShare(
+                label=status.label if status else "the app process (no db_worker)",
+                status=status,
+                chunks=row["chunks"],
+                post_edits=row["post_edits"] or 0,
+                values=row["values"] or 0,
+                running=row["running"],
+            )
+        )
+    live = TaskWorker.objects.filter(
+        stopped__isnull=True, heartbeat__gte=now - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S)
+    ).count()
+    waiting_since = _waiting_since(job, chunks)
+    return JobActivity(
+        chunks=chunks,
+        in_flight=in_flight,
+        workers=shares,
+        live_workers=live,
+        waiting_since=waiting_since,
+        waiting_s=max(0.0, (timezone.now() - waiting_since).total_seconds()) if waiting_since else None,
+    )
+
+
+def _waiting_since(job: MetricJob, chunks: dict[str, int]) -> datetime | None:
+    """Since when nobody has worked on an unfinished job, or None while somebody does."""
+    if job.status == MetricJob.QUEUED:
+        return job.created
+    if job.status == MetricJob.RUNNING and job.planned and chunks[MetricChunk.RUNNING] == 0 and chunks["queued"]:
+        return job.heartbeat or job.planned
+    return None
