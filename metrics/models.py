@@ -1,5 +1,7 @@
 """Stored metric values and the background jobs that compute them."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -94,11 +96,18 @@ class MetricJob(models.Model):
 
     @property
     def is_stalled(self) -> bool:
-        """Running, but its worker has shown no progress for EDITLAB_JOB_STALE_S: it died (killed, OOM...)."""
+        """Running, but nothing has happened for EDITLAB_JOB_STALE_S and no live worker holds a chunk of it:
+        its worker died (killed, OOM...) and no other worker took over (none is running)."""
         if self.status != self.RUNNING:
             return False
+        now = timezone.now()
         last = self.heartbeat or self.started or self.created
-        return (timezone.now() - last).total_seconds() > settings.EDITLAB_JOB_STALE_S
+        if (now - last).total_seconds() <= settings.EDITLAB_JOB_STALE_S:
+            return False
+        recent = now - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S)
+        return not self.chunks.filter(
+            status=MetricChunk.RUNNING, worker__stopped__isnull=True, worker__heartbeat__gte=recent
+        ).exists()
 
 
 class MetricChunk(models.Model):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 from rest_framework.test import APIClient
 
@@ -325,3 +326,21 @@ def test_the_api_reports_a_jobs_chunks_workers_and_wait(database_backend, projec
         "alive": False,  # it has exited
     }
     assert share["heartbeat"] is not None
+
+
+def test_a_long_chunk_of_a_live_worker_does_not_make_its_job_stalled(database_backend, project, researcher, settings):
+    settings.EDITLAB_JOB_STALE_S = 60
+    job = planned_job(project, researcher)
+    MetricJob.objects.filter(pk=job.pk).update(heartbeat=timezone.now() - timedelta(seconds=3600))
+    busy = dead_worker(seconds_ago=1)
+    held_by(job.chunks.get(seq=0), busy)
+    job.refresh_from_db()
+    assert not job.is_stalled  # no progress for an hour, but its worker beats: one long chunk
+
+    TaskWorker.objects.filter(pk=busy.pk).update(heartbeat=database_now() - timedelta(seconds=3600))
+    assert job.is_stalled
+    job = jobs.metric_job_retry(job=job)
+    work()
+    job.refresh_from_db()
+    assert (job.status, job.done) == (MetricJob.DONE, 4)
+    assert levenshtein_values() == EXPECTED
