@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -386,4 +387,45 @@ def metric_work_reclaim(*, dead: Sequence[TaskWorker]) -> dict[str, int]:
             MetricJob.objects.filter(pk=job.pk).update(status=MetricJob.QUEUED, planner=None, started=None)
             _enqueue_plan(job.pk)
             counts["jobs_requeued"] += 1
+    return counts
+
+
+def metric_work_requeue_orphans(*, live_tasks: set[str]) -> dict[str, int]:
+    """Give a new task to queued work whose task is no longer to run: a queued chunk of a running job, or a
+    job queued for longer than EDITLAB_WORKER_STALE_S. That happens when a worker is stopped after the task
+    engine handed it a task and before the task began (the engine then never runs it)."""
+    settled = timezone.now() - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S)
+    chunks = [
+        pk
+        for pk, task_id in MetricChunk.objects.filter(
+            status=MetricChunk.QUEUED, job__status=MetricJob.RUNNING
+        ).values_list("pk", "task_id")
+        if task_id not in live_tasks
+    ]
+    queued_jobs = [
+        pk
+        for pk, task_id in MetricJob.objects.filter(status=MetricJob.QUEUED, created__lt=settled).values_list(
+            "pk", "task_id"
+        )
+        if task_id not in live_tasks
+    ]
+    counts = {"chunks": 0, "jobs": 0}
+    if not chunks and not queued_jobs:
+        return counts
+    queue = _the_queue()
+    # A chunk given back to the queue while this runs may get a second task: the one that comes second
+    # finds the chunk taken and does nothing.
+    with transaction.atomic():
+        for chunk in MetricChunk.objects.select_for_update(skip_locked=True).filter(
+            pk__in=chunks, status=MetricChunk.QUEUED
+        ):
+            MetricChunk.objects.filter(pk=chunk.pk).update(task_id=queue.chunk(chunk.pk)[:64])
+            counts["chunks"] += 1
+        for job in MetricJob.objects.select_for_update(skip_locked=True).filter(
+            pk__in=queued_jobs, status=MetricJob.QUEUED
+        ):
+            _enqueue_plan(job.pk)
+            counts["jobs"] += 1
+    if any(counts.values()):
+        logger.warning("queued again, their tasks being gone: %s", counts)
     return counts

@@ -107,10 +107,14 @@ class Heartbeat(threading.Thread):
                         self.sweep(self.worker, now)
                 except Exception:  # a database hiccup must not end the beating: the next beat tries again
                     logger.exception("worker %s: heartbeat failed", self.worker.pk)
+            # The last word is this thread's: the main thread's connection may be unusable (a signal can
+            # interrupt it anywhere, even between a commit and the return to autocommit).
+            worker_stop(self.worker)
         finally:
             connections.close_all()
 
     def stop(self) -> None:
+        """Stop beating and mark the worker stopped; returns when that is written."""
         self._stopping.set()
         self.join()
 
@@ -168,6 +172,12 @@ def task_results_fail_lost(*, dead: list[TaskWorker], now: datetime) -> int:
             result.save(update_fields=["status", "finished_at", "exception_class_path", "traceback"])
             failed += 1
     return failed
+
+
+def live_task_ids() -> set[str]:
+    """Ids of the engine's tasks that are still to run or running."""
+    ready_or_running = [TaskResultStatus.READY, TaskResultStatus.RUNNING]
+    return {str(pk) for pk in DBTaskResult.objects.filter(status__in=ready_or_running).values_list("id", flat=True)}
 
 
 def workers_prune(*, now: datetime, older_than_days: int = 30) -> int:

@@ -344,3 +344,32 @@ def test_a_long_chunk_of_a_live_worker_does_not_make_its_job_stalled(database_ba
     job.refresh_from_db()
     assert (job.status, job.done) == (MetricJob.DONE, 4)
     assert levenshtein_values() == EXPECTED
+
+
+def test_queued_work_whose_task_the_engine_will_never_run_gets_a_new_task(database_backend, project, researcher):
+    # A worker stopped between the engine's claim and the task's start leaves the chunk queued and its task
+    # RUNNING, then (once the worker is found dead) FAILED: nobody would run the chunk.
+    job = planned_job(project, researcher)
+    chunk = job.chunks.get(seq=1)
+    gone = dead_worker()
+    DBTaskResult.objects.filter(id=chunk.task_id).update(status="RUNNING", worker_ids=[gone.engine_id])
+    stale_job = jobs.metric_job_create(
+        project=project, user=researcher, metrics=["levenshtein_words"], variants=["plain"]
+    )
+    DBTaskResult.objects.filter(id=stale_job.task_id).update(status="FAILED")
+    MetricJob.objects.filter(pk=stale_job.pk).update(created=timezone.now() - timedelta(seconds=3600))
+
+    me = worker_register(engine_id="me")
+    sweep(me, database_now())
+    worker_stop(me)
+
+    chunk.refresh_from_db()
+    stale_job.refresh_from_db()
+    assert DBTaskResult.objects.get(id=chunk.task_id).status == "READY"
+    assert DBTaskResult.objects.get(id=stale_job.task_id).status == "READY"
+    work()
+    job.refresh_from_db()
+    stale_job.refresh_from_db()
+    assert (job.status, job.done, stale_job.status) == (MetricJob.DONE, 4, MetricJob.DONE)
+    assert levenshtein_values() == EXPECTED
+    assert MetricValue.objects.filter(metric="levenshtein_words").count() == 4

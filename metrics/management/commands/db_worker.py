@@ -14,11 +14,12 @@ import os
 from datetime import datetime
 
 from django.conf import settings
+from django.db import connections
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands import db_worker as engine
 
 from metrics import workers
-from metrics.jobs import metric_work_reclaim
+from metrics.jobs import metric_work_reclaim, metric_work_requeue_orphans
 from metrics.models import TaskWorker
 
 
@@ -28,6 +29,8 @@ def sweep(me: TaskWorker, now: datetime) -> None:
     if dead:
         metric_work_reclaim(dead=dead)
         workers.task_results_fail_lost(dead=dead, now=now)
+    # Queued work whose task is gone: a worker stopped between the engine's claim and the task's start.
+    metric_work_requeue_orphans(live_tasks=workers.live_task_ids())
     workers.workers_prune(now=now)
 
 
@@ -46,7 +49,10 @@ class Command(engine.Command):
             heartbeat.start()
             super().handle(*args, **options)
         finally:
-            if heartbeat.is_alive():
-                heartbeat.stop()
-            workers.worker_stop(me)
             workers.this_process_is(None)
+            # A signal may have cut this thread's connection anywhere (even inside a commit): drop it.
+            connections.close_all()
+            if heartbeat.is_alive():
+                heartbeat.stop()  # writes `stopped` on its own connection
+            else:
+                workers.worker_stop(me)
