@@ -7,8 +7,10 @@ assignments; researcher: reads everything, changes nothing.
 from collections.abc import Callable
 from functools import wraps
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
+from django.db import connections, router
 from django.http import Http404, HttpRequest
 
 ADMIN = "admin"
@@ -22,10 +24,29 @@ def _groups(user) -> set[str]:
         return set()
     cached = getattr(user, "_editlab_groups", None)
     if cached is None:
-        # groups.all(): from prefetch_related("groups") when a list of users was loaded with it.
-        cached = {group.name for group in user.groups.all()}
+        if "groups" in getattr(user, "_prefetched_objects_cache", {}):
+            # from prefetch_related("groups"): a list of users was loaded with it.
+            cached = {group.name for group in user.groups.all()}
+        else:
+            cached = _group_names(user.pk)
         user._editlab_groups = cached
     return cached
+
+
+def _group_names(user_id: int) -> set[str]:
+    """The user's group names by one plain statement: every request checks a role, and the ORM
+    compiled this join anew each time (~0.4 ms of CPU, a tenth of an editor event batch's)."""
+    through = get_user_model().groups.through
+    connection = connections[router.db_for_read(Group)]
+    quote = connection.ops.quote_name
+    group, link = quote(Group._meta.db_table), quote(through._meta.db_table)
+    sql = (
+        f"SELECT {group}.{quote('name')} FROM {group} INNER JOIN {link} "
+        f"ON {group}.{quote('id')} = {link}.{quote('group_id')} WHERE {link}.{quote('user_id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [user_id])
+        return {name for (name,) in cursor.fetchall()}
 
 
 def is_admin(user) -> bool:

@@ -173,6 +173,8 @@ TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", ["127.0.0.1", "::1"] if BEHIND_PRO
 parse_networks("TRUSTED_PROXIES", TRUSTED_PROXIES)
 CLIENT_ADDRESS_HEADER = env_str("CLIENT_ADDRESS_HEADER", "X-Forwarded-For")
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 14 * 24 * 3600, minimum=60)
+# Django's database sessions, read without the ORM (the hot path of every request; editlab/sessions.py).
+SESSION_ENGINE = "editlab.sessions"
 X_FRAME_OPTIONS = "DENY"
 
 # The API's plumbing (editlab/api.py, editlab/errors.py): session auth whose CSRF check does not

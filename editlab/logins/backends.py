@@ -1,5 +1,7 @@
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connections, router
 from django.http import HttpRequest
 
 from editlab.client_address import client_address
@@ -29,7 +31,45 @@ class LimitedModelBackend(ModelBackend):
             login_attempt_succeeded(attempt=attempt)
         return user
 
+    def get_user(self, user_id):
+        """As ModelBackend.get_user, with the user read by one plain statement: every request of a
+        logged-in user runs it, and the ORM compiled it anew each time (~0.4 ms of CPU, a tenth of an
+        editor event batch's)."""
+        user = _user_by_pk(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
+
     def _username_field(self) -> str:
         from django.contrib.auth import get_user_model
 
         return get_user_model().USERNAME_FIELD
+
+
+def _user_by_pk(user_id):
+    """The user whose pk is `user_id` (as a session stores it), or None; values converted as the ORM
+    converts them (the backend's converters: SQLite's datetimes and booleans)."""
+    users = get_user_model()
+    try:
+        pk = users._meta.pk.to_python(user_id)
+    except (TypeError, ValueError, ValidationError):  # not an id: the ORM would not find it either
+        return None
+    if not isinstance(pk, int) or not 0 < pk <= 2**63 - 1:
+        return None
+    alias = router.db_for_read(users)
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    fields = users._meta.concrete_fields
+    sql = "SELECT {} FROM {} WHERE {} = %s".format(
+        ", ".join(quote(field.column) for field in fields), quote(users._meta.db_table), quote(users._meta.pk.column)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = []
+    for field, value in zip(fields, row, strict=True):
+        column = field.get_col(users._meta.db_table)
+        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+            value = convert(value, column, connection)
+        values.append(value)
+    return users.from_db(alias, [field.attname for field in fields], values)

@@ -1,0 +1,223 @@
+"""App CPU per editor event batch, measured in-process: what the load benchmark's batches cost the app.
+
+    python -m editlab.benchmarks.event_batch --database-url postgres://... [--batches 400] [--events 20]
+                                             [--breakdown] [--output FILE]
+
+Calls the WSGI application in this process with POST /api/post-edits/<id>/events/ bodies of --events
+events of a consistent typing session (editlab.benchmarks.load.session, as the browser's logger sends
+them): every middleware, the session and user, DRF's authentication, permission and parsing, the
+events service and its statements, with DEBUG off. Measures the CPU time of this process per request
+(time.process_time; PostgreSQL's own CPU is another process and not counted), median over --batches
+requests after 50 unmeasured ones. CPU time is less sensitive than latency to other work on the
+machine, not insensitive: the report gives the load average. --breakdown also times the main steps
+(inclusive, each wrapped; the wrapping adds a little). Use an empty PostgreSQL database (migrated
+here); SQLite needs EDITLAB_ALLOW_SQLITE=1 and measures another insert path.
+"""
+
+import argparse
+import collections
+import functools
+import io
+import json
+import os
+import platform
+import random
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from editlab.benchmarks.support import result_file, write_section
+
+WARM_UP = 50
+
+
+def _environment(database_url: str) -> None:
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="editlab.settings",
+        DATABASE_URL=database_url,
+        DEBUG="0",  # DEBUG records every query: several times the cost being measured
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="127.0.0.1",
+        SECURE_SSL_REDIRECT="0",
+        SESSION_COOKIE_SECURE="0",
+        CSRF_COOKIE_SECURE="0",
+        SECURE_HSTS_SECONDS="0",
+        LOG_LEVEL="WARNING",
+        TASKS_BACKEND="immediate",
+    )
+
+
+class StepTimer:
+    """CPU time spent inside chosen functions (inclusive), for --breakdown."""
+
+    def __init__(self) -> None:
+        self.seconds: collections.Counter[str] = collections.Counter()
+
+    def wrap(self, owner, name: str, label: str) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[label] += time.process_time() - started
+
+        setattr(owner, name, timed)
+
+    def install(self) -> None:
+        from rest_framework import authentication, views
+
+        from annotations.api import serializers_editor, views_editor
+        from annotations.editing import event_store
+
+        self.wrap(authentication.SessionAuthentication, "authenticate", "DRF authentication (session, user)")
+        self.wrap(views.APIView, "check_permissions", "DRF permission (role)")
+        self.wrap(views_editor, "own_post_edit", "ownership check")
+        self.wrap(serializers_editor, "validate_events", "events validated")
+        self.wrap(views_editor, "post_edit_ingest_events", "events service (transaction)")
+        self.wrap(event_store, "lock_for_events", "  lock the post-edit")
+        self.wrap(event_store, "advance_visit", "  the page load seen, its clock")
+        self.wrap(event_store, "stored_seqs_and_top", "  stored seqs")
+        self.wrap(event_store, "insert_events", "  insert")
+
+
+def _session_batches(count: int, size: int, text: str) -> list[list[dict]]:
+    from editlab.benchmarks.load.session import TypingSession
+
+    session = TypingSession(text, next_seq=0, rng=random.Random(1))
+    stream = session.load(5.0)
+    while len(stream) < count * size:
+        stream.extend(session.type_keys(keys=10, until_t=session.last_t + 3000))
+    return [stream[start : start + size] for start in range(0, count * size, size)]
+
+
+def measure(*, batches: int, events: int, breakdown: bool) -> dict:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.core.wsgi import get_wsgi_application
+    from django.db import connection
+    from django.middleware.csrf import _get_new_csrf_string
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotations.editing.lifecycle import post_edit_open
+    from annotations.models import Assignment, Item, Project
+    from annotations.roles import ANNOTATOR, set_role
+    from editlab.benchmarks.load.session import item_text
+
+    call_command("migrate", verbosity=0)
+    name = "event-batch-" + secrets.token_hex(3)
+    user = get_user_model().objects.create_user(name, password=secrets.token_urlsafe(16))
+    set_role(user, ANNOTATOR)
+    project = Project.objects.create(name=name)
+    item = Item.objects.create(project=project, external_id="1", model_output=item_text(random.Random(1)))
+    assignment = Assignment.objects.create(item=item, annotator=user)
+    post_edit, visit = post_edit_open(assignment=assignment, user=user)
+    client = Client()
+    client.force_login(user)  # a real session row, as after the login page
+    token = _get_new_csrf_string()
+    cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken={token}"
+    path = reverse("api-post-edit-events", args=[post_edit.pk])
+    bodies = [
+        json.dumps({"page_id": str(visit.page_id), "events": chunk}).encode()
+        for chunk in _session_batches(WARM_UP + batches, events, item.model_output)
+    ]
+    application = get_wsgi_application()
+
+    def post(body: bytes) -> None:
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": path,
+            "SCRIPT_NAME": "",
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "127.0.0.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)),
+            "HTTP_COOKIE": cookie,
+            "HTTP_X_CSRFTOKEN": token,
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "wsgi.version": (1, 0),
+        }
+        status: list[str] = []
+        response = application(environ, lambda line, headers, exc_info=None: status.append(line))
+        content = b"".join(response)
+        response.close()
+        if not status[0].startswith("200"):
+            raise RuntimeError(f"POST {path}: {status[0]} {content[:300]!r}")
+
+    for body in bodies[:WARM_UP]:
+        post(body)
+    timer = StepTimer()
+    if breakdown:
+        timer.install()
+    cpu_ms = []
+    for body in bodies[WARM_UP:]:
+        started = time.process_time()
+        post(body)
+        cpu_ms.append(1000 * (time.process_time() - started))
+    return {
+        "vendor": connection.vendor,
+        "cpu_ms": sorted(cpu_ms),
+        "steps": {label: 1000 * seconds / batches for label, seconds in timer.seconds.items()},
+    }
+
+
+def report(result: dict, *, batches: int, events: int) -> str:
+    cpu = result["cpu_ms"]
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    lines = [
+        f"Measured with `python -m editlab.benchmarks.event_batch` ({result['vendor']}, Python "
+        f"{platform.python_version()}, {os.cpu_count()} cores, load average {load} while it ran): "
+        f"{batches} POSTs of {events}-event batches through the WSGI application in-process, DEBUG off.",
+        "",
+        "| app CPU per batch | median | mean | p10 | p90 |",
+        "|---|---:|---:|---:|---:|",
+        f"| ms | {statistics.median(cpu):.2f} | {statistics.fmean(cpu):.2f} | {cpu[len(cpu) // 10]:.2f} "
+        f"| {cpu[9 * len(cpu) // 10]:.2f} |",
+    ]
+    if result["steps"]:
+        lines += ["", "| step (inclusive, mean per batch) | ms |", "|---|---:|"]
+        lines += [f"| {label} | {ms:.2f} |" for label, ms in result["steps"].items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", required=True, help="an empty PostgreSQL database (migrated here)")
+    parser.add_argument("--batches", type=int, default=400)
+    parser.add_argument("--events", type=int, default=20)
+    parser.add_argument("--breakdown", action="store_true", help="also time the main steps")
+    parser.add_argument("--output", type=Path, default=result_file("event_batch"))
+    args = parser.parse_args(argv)
+    _environment(args.database_url)
+    result = measure(batches=args.batches, events=args.events, breakdown=args.breakdown)
+    text = report(result, batches=args.batches, events=args.events)
+    print(text)
+    vendor = result["vendor"]
+    write_section(
+        args.output,
+        f"<!-- benchmark:event_batch:{vendor}:start -->",
+        f"<!-- benchmark:event_batch:{vendor}:end -->",
+        text,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
