@@ -16,6 +16,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
+from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -50,6 +51,13 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
         return JsonResponse({"detail": message, "code": code}, status=400)
     # Rendered without the request: the middleware that fills it may not have run.
     return HttpResponseBadRequest(render_to_string("400.html", {"message": message}))
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's handler404: under /api/ (a URL no endpoint has, e.g. an id that is no number) in the API's shape."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "No such URL in the API.", "code": "not_found"}, status=404)
+    return page_not_found(request, exception)
 
 
 # --------------------------------------------------------------------------- the API's one exception handler

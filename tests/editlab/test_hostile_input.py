@@ -694,6 +694,13 @@ def test_the_admin_sites_json_fields_refuse_what_no_column_holds(admin_client, v
     assert Project.objects.get(pk=project.pk).meta == {"kept": True}
 
 
+def test_an_api_url_without_an_endpoint_answers_in_the_api_shape(admin_client):
+    response = admin_client.get("/api/post-edits/not-a-number/events/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No such URL in the API.", "code": "not_found"}
+    assert admin_client.get("/no-such-page/").status_code == 404  # pages keep Django's page
+
+
 def test_a_stored_idle_threshold_is_read_within_its_range():
     assert clamped_idle_threshold_s(float("nan")) == 30.0
     assert clamped_idle_threshold_s(1e308) == 86_400.0
