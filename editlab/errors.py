@@ -12,9 +12,10 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
@@ -142,6 +143,10 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "2"},
         )
+    if isinstance(exc, Http404):  # as DRF's own handler converts them, so that the code is DRF's too
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -251,3 +251,31 @@ def test_every_management_endpoint_is_in_the_openapi_schema(admin_client):
     assert "ItemBulkCreateInput" in schema["components"]["schemas"]
     assert "PaginatedAssignmentOutputList" in schema["components"]["schemas"]
     assert Project.objects.count() == 0
+
+
+def test_every_refusal_answers_in_the_one_error_shape(api_annotator, annotator, other_annotator, client):
+    theirs = AssignmentFactory(annotator=other_annotator)
+    project = ProjectFactory(name="Shape")
+    answers = {
+        "not an admin": (api_annotator.post(reverse("api-project-create"), {"name": "x"}, format="json"), 403),
+        "not visible": (api_annotator.get(reverse("api-assignment", args=[theirs.pk])), 404),
+        "no such project": (api_annotator.get(reverse("api-project", args=[project.pk + 1000])), 404),
+        "wrong method": (api_annotator.post(reverse("api-projects")), 405),
+        "anonymous": (client.get(reverse("api-projects")), 403),
+        "bad query": (api_annotator.get(reverse("api-assignments"), {"status": "lost"}), 400),
+    }
+    codes = {}
+    for what, (response, status) in answers.items():
+        body = response.json()
+        assert response.status_code == status, what
+        assert isinstance(body["detail"], str) and body["detail"], what
+        assert set(body) <= {"detail", "code", "errors"}, what
+        codes[what] = body["code"]
+    assert codes == {
+        "not an admin": "permission_denied",
+        "not visible": "not_found",
+        "no such project": "not_found",
+        "wrong method": "method_not_allowed",
+        "anonymous": "not_authenticated",
+        "bad query": "invalid",
+    }
