@@ -269,6 +269,16 @@ class EventsOutputSerializer(serializers.Serializer):
     gaps = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
     max_seq = serializers.IntegerField()
 
+    def to_representation(self, instance) -> dict:
+        # The answer to every event batch: its four values as they are (all ints). The fields above
+        # document it for the schema; DRF would copy and run them on every request (~0.15 ms of CPU).
+        return {
+            "stored": instance.stored,
+            "duplicates": instance.duplicates,
+            "gaps": [[first, last] for first, last in instance.gaps],
+            "max_seq": instance.max_seq,
+        }
+
 
 class DraftInputSerializer(serializers.Serializer):
     page_id = serializers.UUIDField()
