@@ -35,6 +35,8 @@ def _setup_django(database_url: str, env: dict[str, str]) -> None:
                 "SECURE_HSTS_SECONDS",
                 "LOG_LEVEL",
                 "TASKS_BACKEND",
+                "STATIC_ROOT",
+                "EDITLAB_ENV_FILE",
             )
         }
     )
@@ -44,6 +46,8 @@ def _setup_django(database_url: str, env: dict[str, str]) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    # DEBUG is off: the app serves the collected, hashed static files (as a deployment does).
+    call_command("collectstatic", interactive=False, verbosity=0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             print("starting PostgreSQL ...", file=sys.stderr)
             database_url = postgres.start()
-            env = server_environment(database_url)
+            env = server_environment(database_url, folder_path / "static")
             _setup_django(database_url, env)
             print(f"creating {args.annotators} annotators x {items_each} items ...", file=sys.stderr)
             accounts = seed(annotators=args.annotators, items_each=items_each, seed_value=args.seed)

@@ -23,9 +23,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def server_environment(database_url: str) -> dict[str, str]:
+def server_environment(database_url: str, static_root: Path) -> dict[str, str]:
+    """A production environment (DEBUG off, its static files collected into `static_root` and
+    served by the app), on plain HTTP over loopback."""
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     env.update(
+        STATIC_ROOT=str(static_root),
+        EDITLAB_ENV_FILE="/dev/null",  # no developer's .env in a measurement
         DJANGO_SETTINGS_MODULE="editlab.settings",
         DATABASE_URL=database_url,
         DEBUG="0",
