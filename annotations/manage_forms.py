@@ -158,3 +158,49 @@ class MoveForm(forms.Form):
             elif target == cleaned.get("from_annotator"):
                 self.add_error("to_annotator", "Choose a different annotator.")
         return cleaned
+
+
+class JoinLinkForm(forms.Form):
+    """A participation link's settings (annotations/services/participants.py checks them)."""
+
+    completion_code = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="The code the platform gave you, shown to each participant at the end.",
+    )
+    completion_url = forms.CharField(
+        max_length=2000,
+        required=False,
+        label="Completion URL",
+        help_text="Where participants are sent at the end (http/https), e.g. Prolific's "
+        "https://app.prolific.com/submissions/complete?cc=C1234ABC; {code} in it is replaced by the code.",
+    )
+    max_participants = forms.IntegerField(
+        min_value=1, max_value=1_000_000, required=False, help_text="Empty: as many as the design takes."
+    )
+    participant_param = forms.CharField(
+        max_length=64, initial="PROLIFIC_PID", label="Participant id parameter", help_text="Prolific: PROLIFIC_PID."
+    )
+    study_param = forms.CharField(
+        max_length=64, initial="STUDY_ID", required=False, label="Study id parameter", help_text="Empty: not read."
+    )
+    session_param = forms.CharField(
+        max_length=64, initial="SESSION_ID", required=False, label="Session id parameter", help_text="Empty: not read."
+    )
+
+    FIELDS_OF_SERVICE = {
+        "completion_code": "completion_code",
+        "completion_url": "completion_url",
+        "max_participants": "max_participants",
+        "params.participant": "participant_param",
+        "params.study": "study_param",
+        "params.session": "session_param",
+    }
+
+    def add_service_error(self, exc: Exception) -> None:
+        """A service's refusal ("field: message") under the field it names, else above the form."""
+        field, _, message = str(exc).partition(": ")
+        if field in self.FIELDS_OF_SERVICE:
+            self.add_error(self.FIELDS_OF_SERVICE[field], message)
+        else:
+            self.add_error(None, str(exc))

@@ -13,6 +13,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Coalesce
+from django.urls import reverse
 from django.utils import timezone
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
@@ -466,6 +467,15 @@ class JoinLink(models.Model):
     def is_open(self) -> bool:
         return self.revoked_at is None
 
+    def path(self) -> str:
+        return reverse("join", args=[self.token])
+
+    def platform_query(self) -> str:
+        """The query string the platform fills in with each participant's ids, in Prolific's
+        placeholder syntax: ?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&..."""
+        names = [name for name in (self.params or {}).values() if isinstance(name, str) and name]
+        return "?" + "&".join(f"{name}={{{{%{name}%}}}}" for name in names) if names else ""
+
 
 class Participant(models.Model):
     """An annotator account bound to a crowd platform's participant id, made by a join link."""
@@ -489,3 +499,18 @@ class Participant(models.Model):
 
     def __str__(self) -> str:
         return f"participant {self.platform_id} of {self.project}"
+
+
+class JoinCounter(models.Model):
+    """How many times one client address pressed Start on a participation link in the current window
+    (annotations/services/participants.py: the link is rate-limited per address, not per link)."""
+
+    address = models.CharField(max_length=45, unique=True)
+    window_start = models.DateTimeField()
+    starts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["window_start"], name="join_counter_window")]
+
+    def __str__(self) -> str:
+        return f"{self.starts} starts from {self.address}"

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, QuerySet
 
 from annotations.design import DesignError
-from annotations.models import Assignment, Batch, Project
+from annotations.models import Assignment, Batch, Participant, Project
 from annotations.roles import ANNOTATOR, can_read_all
 
 User = get_user_model()
@@ -303,3 +303,33 @@ def project_progress(*, project: Project) -> ProjectProgress:
         unbatched_items=project.items.unbatched().count(),
         unassigned_items=project.items.filter(assignments__isnull=True).count(),
     )
+
+
+# --------------------------------------------------------------------------- crowd participants
+
+
+def participant_of(*, user) -> Participant | None:
+    """The user's Participant record (a crowd participant's account), or None."""
+    if not user.is_authenticated:
+        return None
+    return Participant.objects.select_related("join_link", "project").filter(user=user).first()
+
+
+def project_participants(*, project: Project) -> QuerySet:
+    """The project's participants by slot, each with its username and counts of its work
+    (`assigned`, `submitted`, `skipped`)."""
+    work = "user__assignments"
+    return (
+        project.participants.select_related("user", "join_link")
+        .annotate(
+            assigned=Count(work, distinct=True),
+            submitted=Count(work, filter=Q(**{f"{work}__status": Assignment.SUBMITTED}), distinct=True),
+            skipped=Count(work, filter=Q(**{f"{work}__status": Assignment.SKIPPED}), distinct=True),
+        )
+        .order_by("slot")
+    )
+
+
+def project_join_links(*, project: Project) -> QuerySet:
+    """The project's participation links, newest first, each with `participant_count`."""
+    return project.join_links.annotate(participant_count=Count("participants")).order_by("-created", "-id")

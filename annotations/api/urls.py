@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.api import views_editor, views_manage
+from annotations.api import views_editor, views_manage, views_participants
 
 urlpatterns: list = [
     # The editor's endpoints (annotations/api/views_editor.py).
@@ -20,6 +20,15 @@ urlpatterns: list = [
     path("projects/<int:pk>/batches/", views_manage.BatchListApi.as_view(), name="api-batches"),
     path("projects/<int:pk>/batches/make/", views_manage.BatchMakeApi.as_view(), name="api-batches-make"),
     path("projects/<int:pk>/assign/", views_manage.BatchAssignApi.as_view(), name="api-batches-assign"),
+    # Participation links and crowd participants (annotations/api/views_participants.py).
+    path("projects/<int:pk>/join-links/", views_participants.JoinLinkListApi.as_view(), name="api-join-links"),
+    path("projects/<int:pk>/join-links/open/", views_participants.JoinLinkOpenApi.as_view(), name="api-join-link-open"),
+    path(
+        "projects/<int:pk>/join-links/<int:link_pk>/revoke/",
+        views_participants.JoinLinkRevokeApi.as_view(),
+        name="api-join-link-revoke",
+    ),
+    path("projects/<int:pk>/participants/", views_participants.ParticipantListApi.as_view(), name="api-participants"),
     path("assignments/", views_manage.AssignmentListApi.as_view(), name="api-assignments"),
     path("assignments/withdraw/", views_manage.AssignmentWithdrawApi.as_view(), name="api-assignments-withdraw"),
     path("assignments/reassign/", views_manage.AssignmentReassignApi.as_view(), name="api-assignments-reassign"),

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from annotations.models import Assignment
+from annotations.models import Assignment, Participant
 
 
 @dataclass(frozen=True)
@@ -22,14 +22,22 @@ def diff_url(assignment_id: int) -> str:
 
 
 def next_url_for(user, *, after: Assignment | None = None) -> str:
-    """The next open item's editor (in batch order), or the annotator home when none is left."""
+    """The next open item's editor (in queue order), or where to go when none is left (finished_url)."""
     open_assignments = Assignment.objects.open_for(user)
     if after is not None:
         open_assignments = open_assignments.exclude(pk=after.pk)
     following = open_assignments.values_list("pk", flat=True).first()
     if following is None:
-        return reverse("annotator_home")
+        return finished_url(user)
     return editor_url(following)
+
+
+def finished_url(user) -> str:
+    """Where an annotator with nothing open goes: a crowd participant to its completion page
+    (code or completion URL), everyone else to the annotator home."""
+    if Participant.objects.filter(user=user).exists():
+        return reverse("participant-done")
+    return reverse("annotator_home")
 
 
 def navigation_after(assignment: Assignment) -> Navigation:

@@ -1,6 +1,6 @@
 """Designed studies: assign documents to annotators under counterbalanced conditions."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -34,6 +34,18 @@ def _plan(
     except DesignError as exc:
         raise ServiceError(str(exc)) from None
     return plan, documents, project_documents(project=project, practice=True)
+
+
+def study_queue(
+    *, practice_ids: Sequence[int], items_of: Mapping[str, Sequence[int]], row: Sequence[tuple[str, str]]
+) -> list[tuple[int, str]]:
+    """One annotator's queue as (item id, condition): the practice items first (no condition), then
+    each (document, condition) of their Latin-square row, its segments in document order. The
+    designed assignment and a crowd participant's slot (services/participants.py) both make it here."""
+    queue = [(item_id, "") for item_id in practice_ids]
+    for document, condition in row:
+        queue.extend((item_id, condition) for item_id in items_of[document])
+    return queue
 
 
 @transaction.atomic
@@ -70,9 +82,8 @@ def study_assign_latin_square(
     items_of = {document.key: document.item_ids for document in documents}
     rows: list[Assignment] = []
     for annotator, row in zip(annotators, plan.rows(), strict=True):
-        queue = [(item_id, "") for item_id in practice_ids]
-        for cell in row["documents"]:
-            queue.extend((item_id, cell["condition"]) for item_id in items_of[cell["document"]])
+        cells = [(cell["document"], cell["condition"]) for cell in row["documents"]]
+        queue = study_queue(practice_ids=practice_ids, items_of=items_of, row=cells)
         rows.extend(
             Assignment(item_id=item_id, annotator=annotator, condition=condition, queue_position=position)
             for position, (item_id, condition) in enumerate(queue)

@@ -22,7 +22,7 @@ from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
-from annotations.selectors import batch_progress, document_context
+from annotations.selectors import batch_progress, document_context, participant_of
 from editlab.limits import parse_id
 
 OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
@@ -113,6 +113,8 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
         if request.htmx:
             return render(request, "annotations/partials/batch_items.html", {"batch": expanded})
     next_assignment = _next_open(request.user)
+    if next_assignment is None and participant_of(user=request.user) is not None:
+        return redirect("participant-done")  # a crowd participant's work is done: its completion page
     return render(
         request,
         "annotations/annotator_home.html",

@@ -27,7 +27,19 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
 from annotations.editing.lifecycle import post_edit_open
-from annotations.models import Assignment, Batch, EditEvent, Item, PostEdit, Project, Visit
+from annotations.models import (
+    Assignment,
+    Batch,
+    EditEvent,
+    Item,
+    JoinCounter,
+    JoinLink,
+    Participant,
+    PostEdit,
+    Project,
+    Visit,
+)
+from annotations.services.participants import join_link_open
 from metrics.models import MetricJob, MetricValue
 from tests.factories import (
     AssignmentFactory,
@@ -103,6 +115,8 @@ class World:
     job: MetricJob  # failed
     users: dict[str, Any]
     state: dict = field(default_factory=dict)  # snapshot(): what every refused request must leave as it was
+    join_link: JoinLink | None = None  # the project's open participation link
+    other_project: Project | None = None  # Bob's: no participation link yet
 
 
 def _editor_payload(extra: Callable[["World"], dict]) -> Callable[["World"], dict]:
@@ -227,6 +241,22 @@ ROUTES: dict[str, Route] = {
         data=lambda w: {"role": "researcher"},
         json=True,
     ),
+    # ---- the participation API
+    "api-join-links": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-join-link-open": Route(
+        kwargs=lambda w: {"pk": w.other_project.pk},
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"completion_code": "C"},
+        json=True,
+    ),
+    "api-join-link-revoke": Route(
+        kwargs=lambda w: {"pk": w.project.pk, "link_pk": w.join_link.pk},
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 200),
+        json=True,
+    ),
+    "api-participants": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
     # ---- the metrics API: researchers and admins
     "api-metric-values": Route(get=API_READERS, post=api_no_method(API_READERS)),
     "api-metric-job-create": Route(
@@ -312,6 +342,26 @@ ROUTES: dict[str, Route] = {
         get=PAGE_ADMINS,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"name": "A copy of the study", "include_practice": "on"},
+    ),
+    # ---- crowd participants: the public participation link, the completion page, the Participants page
+    "join": Route(
+        kwargs=lambda w: {"token": w.join_link.token},
+        query="?PROLIFIC_PID=walker-1&STUDY_ID=s&SESSION_ID=t",
+        get=by_role(200, 200, 200, 200, 200),  # the welcome page, for anyone (it creates nothing)
+        post={role: Redirect("/edit/") for role in ROLES},  # Start: joined, logged in, off to the first item
+    ),
+    "participant-done": Route(get=by_role(LOGIN, 404, 404, 404, 404), post=PAGE_NO_POST),
+    "manage-participation": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-participation-open": Route(
+        kwargs=lambda w: {"pk": w.other_project.pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"completion_code": "C", "participant_param": "PROLIFIC_PID"},
+    ),
+    "manage-participation-revoke": Route(
+        kwargs=lambda w: {"pk": w.project.pk, "link_pk": w.join_link.pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
     ),
     "manage-post-edit-replay": Route(
         kwargs=lambda w: {"pk": w.post_edit.pk},
@@ -425,6 +475,8 @@ def build_world() -> World:
         project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.FAILED, error="Boom"
     )
     world = World(project, batch, assignment, post_edit, visit, done.assignment, pending, job, users)
+    world.join_link = join_link_open(project=project, completion_code="C0DE")
+    world.other_project = bobs.project
     world.state = snapshot()
     return world
 
@@ -436,7 +488,21 @@ def client_for(role: str, world: World) -> Client:
     return client
 
 
-SNAPSHOT_MODELS = (Project, Item, Batch, Assignment, PostEdit, Visit, EditEvent, MetricValue, MetricJob, Token)
+SNAPSHOT_MODELS = (
+    Project,
+    Item,
+    Batch,
+    Assignment,
+    PostEdit,
+    Visit,
+    EditEvent,
+    MetricValue,
+    MetricJob,
+    Token,
+    JoinLink,
+    Participant,
+    JoinCounter,
+)
 
 
 def snapshot() -> dict:

@@ -1,0 +1,215 @@
+"""Crowd participants' pages: the participation link (/join/<token>/), the completion page, and the
+project's Participants page for admins (researchers read it).
+
+The link's GET only shows a welcome page (link previews and prefetchers create nothing) or sends a
+participant already logged in in this browser back to its work; the Start button (a POST with
+CSRF) makes or resumes the participant. Every refusal is a page saying what happened, with its
+status: 400 (the ids), 404 (no such link), 409 (full), 410 (closed), 429 (too many starts), 503
+(the project cannot give work yet).
+"""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotations.editing.navigation import next_url_for
+from annotations.manage_forms import JoinLinkForm
+from annotations.models import JoinLink, Participant, Project
+from annotations.roles import is_admin
+from annotations.selectors import participant_of, project_join_links, project_participants
+from annotations.services.errors import ServiceError
+from annotations.services.participants import (
+    JoinRefused,
+    completion_redirect,
+    join_attempt_begin,
+    join_link_by_token,
+    join_link_open,
+    join_link_revoke,
+    join_params,
+    join_refusal,
+    participant_complete,
+    participant_design,
+    participant_join,
+    platform_ids,
+)
+from annotations.views.manage import admins, readers
+from editlab.client_address import client_address
+
+JOIN_TEMPLATE = "annotations/join.html"
+PROBLEM_TEMPLATE = "annotations/join_problem.html"
+
+TITLES = {
+    400: "This study link is incomplete",
+    404: "No such study link",
+    409: "This study is full",
+    410: "This study is closed",
+    429: "Please wait a moment",
+    503: "This study is not ready yet",
+}
+
+
+def _problem(request: HttpRequest, status: int, message: str, *, retry_after_s: int = 0) -> HttpResponse:
+    response = render(request, PROBLEM_TEMPLATE, {"title": TITLES[status], "message": message}, status=status)
+    if retry_after_s:
+        response["Retry-After"] = str(retry_after_s)
+    return response
+
+
+# --------------------------------------------------------------------------- the participation link
+
+
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    link = join_link_by_token(token)
+    if link is None:
+        return _problem(
+            request,
+            404,
+            "This study link does not exist. Check that the whole address was copied, or open the study again "
+            "from the page of the platform you came from.",
+        )
+    if request.method == "POST":
+        return _start(request, link)
+    names = join_params(link.params or None)
+    mine = participant_of(user=request.user)
+    given = request.GET.getlist(names["participant"])
+    if mine is not None and mine.project_id == link.project_id and (not given or given == [mine.platform_id]):
+        return redirect(next_url_for(request.user))  # back to its work, in the browser it joined from
+    try:
+        ids = platform_ids(join_link=link, query=dict(request.GET.lists()))
+    except ServiceError as exc:
+        return _problem(request, 400, str(exc))
+    returning = Participant.objects.filter(project_id=link.project_id, platform_id=ids.participant).exists()
+    if not returning:
+        refusal = join_refusal(join_link=link)
+        if refusal is not None:
+            return _problem(request, refusal.status, str(refusal))
+    context = {
+        "link": link,
+        "project": link.project,
+        "ids": ids,
+        "returning": returning,
+        # Someone else is logged in in this browser (another participant, a researcher trying the link).
+        "other_account": request.user if request.user.is_authenticated else None,
+    }
+    return render(request, JOIN_TEMPLATE, context)
+
+
+def _start(request: HttpRequest, link: JoinLink) -> HttpResponse:
+    attempt = join_attempt_begin(address=client_address(request))
+    if attempt.refused:
+        return _problem(request, 429, attempt.message(), retry_after_s=attempt.retry_after_s)
+    try:
+        ids = platform_ids(join_link=link, query=dict(request.GET.lists()))
+    except ServiceError as exc:
+        return _problem(request, 400, str(exc))
+    for _ in range(3):
+        try:
+            result = participant_join(join_link=link, ids=ids)
+            break
+        except JoinRefused as exc:
+            return _problem(request, exc.status, str(exc))
+        except IntegrityError:
+            # Two Starts at once took the same slot or id; the constraint kept one. Again: the id
+            # now resumes, or the next free slot is taken.
+            continue
+    else:
+        return _problem(request, 503, "Many people are joining right now. Please press Start again in a moment.")
+    login(request, result.participant.user, backend=settings.AUTHENTICATION_BACKENDS[0])
+    return redirect(next_url_for(result.participant.user))
+
+
+@never_cache
+@login_required
+@require_GET
+def participant_done(request: HttpRequest) -> HttpResponse:
+    """A participant's completion page: the completion code, or off to the completion URL."""
+    participant = participant_of(user=request.user)
+    if participant is None:
+        raise Http404("Only a study's participants have a completion page.")
+    if not participant_complete(participant=participant):
+        return redirect(next_url_for(request.user))
+    url = completion_redirect(participant.join_link)
+    if url:
+        return HttpResponseRedirect(url)
+    code = participant.join_link.completion_code if participant.join_link is not None else ""
+    return render(request, "annotations/participant_done.html", {"participant": participant, "code": code})
+
+
+# --------------------------------------------------------------------------- the project's Participants page
+
+
+def _render_participation(
+    request: HttpRequest, project: Project, *, form: JoinLinkForm | None = None, status: int = 200
+) -> HttpResponse:
+    links = list(project_join_links(project=project))
+    for link in links:
+        link.url = request.build_absolute_uri(link.path())
+    try:
+        design, design_error = participant_design(project=project), ""
+    except ServiceError as exc:
+        design, design_error = None, str(exc)
+    context = {
+        "project": project,
+        "open_link": next((link for link in links if link.is_open), None),
+        "closed_links": [link for link in links if not link.is_open],
+        "participants": project_participants(project=project),
+        "design": design,
+        "design_error": design_error,
+        "form": form or JoinLinkForm(),
+        "can_change": is_admin(request.user),
+    }
+    return render(request, "annotations/manage_participation.html", context, status=status)
+
+
+@login_required
+@require_GET
+@readers
+def participation_page(request: HttpRequest, pk: int) -> HttpResponse:
+    return _render_participation(request, get_object_or_404(Project, pk=pk))
+
+
+@login_required
+@require_POST
+@admins
+def participation_open(request: HttpRequest, pk: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=pk)
+    form = JoinLinkForm(request.POST)
+    if not form.is_valid():
+        return _render_participation(request, project, form=form, status=400)
+    data = form.cleaned_data
+    try:
+        join_link_open(
+            project=project,
+            completion_code=data["completion_code"],
+            completion_url=data["completion_url"],
+            max_participants=data["max_participants"],
+            params={
+                "participant": data["participant_param"],
+                "study": data["study_param"],
+                "session": data["session_param"],
+            },
+        )
+    except ServiceError as exc:
+        form.add_service_error(exc)
+        return _render_participation(request, project, form=form, status=400)
+    messages.success(request, "Opened a participation link: paste its address into the platform's study page.")
+    return redirect("manage-participation", pk=project.pk)
+
+
+@login_required
+@require_POST
+@admins
+def participation_revoke(request: HttpRequest, pk: int, link_pk: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=pk)
+    link = get_object_or_404(JoinLink, pk=link_pk, project=project)
+    join_link_revoke(join_link=link)
+    messages.success(request, "Revoked the participation link: nobody new can join through it.")
+    return redirect("manage-participation", pk=project.pk)
