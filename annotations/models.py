@@ -473,7 +473,10 @@ class JoinLink(models.Model):
     def platform_query(self) -> str:
         """The query string the platform fills in with each participant's ids, in Prolific's
         placeholder syntax: ?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&..."""
-        names = [name for name in (self.params or {}).values() if isinstance(name, str) and name]
+        params = self.params if isinstance(self.params, dict) else {}
+        # In this order: a jsonb column does not keep the keys' order.
+        names = [params.get(key) for key in ("participant", "study", "session")]
+        names = [name for name in names if isinstance(name, str) and name]
         return "?" + "&".join(f"{name}={{{{%{name}%}}}}" for name in names) if names else ""
 
 
