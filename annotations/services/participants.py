@@ -19,7 +19,8 @@ work each one gets, and when they are done.
   batch goes to `overlap` participants, so the study is full after B x overlap.
 - A participant whose work is all submitted (or skipped) is complete: Participant.completed_at is
   set and the completion page shows the link's code or sends them to its completion URL.
-- Start is rate-limited per client address (JoinCounter: a window of an hour), whatever the link.
+- Start is rate-limited per client address (JoinCounter: a window of an hour), whatever the link;
+  a Start that is refused (bad ids, closed, full, not ready, too many) is not counted.
 """
 
 import math
@@ -65,15 +66,17 @@ STALE_AFTER = timedelta(days=1)
 
 
 class JoinRefused(ServiceError):
-    """The link admits nobody (closed), the study has all its participants (full), or the project
-    cannot give a participant work (not_ready). The message is meant for the participant."""
+    """The link admits nobody (closed), the study has all its participants (full), the project
+    cannot give a participant work (not_ready), or the client's address pressed Start too often
+    (too_many, with the wait). The message is meant for the participant."""
 
-    STATUS = {"closed": 410, "full": 409, "not_ready": 503}
+    STATUS = {"closed": 410, "full": 409, "not_ready": 503, "too_many": 429}
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, retry_after_s: int = 0) -> None:
         super().__init__(message)
         self.code = code
         self.status = self.STATUS[code]
+        self.retry_after_s = retry_after_s
 
 
 # --------------------------------------------------------------------------- checking input
@@ -423,6 +426,17 @@ def join_refusal(*, join_link: JoinLink) -> JoinRefused | None:
     return None
 
 
+@transaction.atomic
+def participant_start(*, join_link: JoinLink, ids: PlatformIds, address: str) -> JoinResult:
+    """Start pressed from `address`: the Start is counted against the address's limit and the
+    participant joined (or resumed) in one transaction, so a refused Start (too many from the
+    address, closed, full, not ready) changes nothing; JoinRefused says which."""
+    attempt = join_attempt_begin(address=address)
+    if attempt.refused:
+        raise JoinRefused("too_many", attempt.message(), retry_after_s=attempt.retry_after_s)
+    return participant_join(join_link=join_link, ids=ids)
+
+
 def _check_ids(ids: PlatformIds) -> None:
     if not ids.participant:
         raise ServiceError("participant: the participant id is missing")
@@ -492,7 +506,8 @@ class JoinAttempt:
 
 def join_attempt_begin(*, address: str) -> JoinAttempt:
     """Counts a Start from `address`, or refuses it (counting nothing) when the address has used
-    EDITLAB_JOIN_STARTS_PER_HOUR in the window that began with its first."""
+    EDITLAB_JOIN_STARTS_PER_HOUR in the window that began with its first. Within a transaction
+    (participant_start), the count is undone with it."""
     address = address[:45] or "unknown"
     for _ in range(3):
         attempt = _begin(address)

@@ -27,7 +27,6 @@ from annotations.services.errors import ServiceError
 from annotations.services.participants import (
     JoinRefused,
     completion_redirect,
-    join_attempt_begin,
     join_link_by_token,
     join_link_open,
     join_link_revoke,
@@ -35,7 +34,7 @@ from annotations.services.participants import (
     join_refusal,
     participant_complete,
     participant_design,
-    participant_join,
+    participant_start,
     platform_ids,
 )
 from annotations.views.manage import admins, readers
@@ -103,19 +102,16 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _start(request: HttpRequest, link: JoinLink) -> HttpResponse:
-    attempt = join_attempt_begin(address=client_address(request))
-    if attempt.refused:
-        return _problem(request, 429, attempt.message(), retry_after_s=attempt.retry_after_s)
     try:
         ids = platform_ids(join_link=link, query=dict(request.GET.lists()))
     except ServiceError as exc:
         return _problem(request, 400, str(exc))
     for _ in range(3):
         try:
-            result = participant_join(join_link=link, ids=ids)
+            result = participant_start(join_link=link, ids=ids, address=client_address(request))
             break
         except JoinRefused as exc:
-            return _problem(request, exc.status, str(exc))
+            return _problem(request, exc.status, str(exc), retry_after_s=exc.retry_after_s)
         except IntegrityError:
             # Two Starts at once took the same slot or id; the constraint kept one. Again: the id
             # now resumes, or the next free slot is taken.

@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotations.editing.lifecycle import post_edit_open, post_edit_submit
-from annotations.models import Assignment, JoinLink, Participant, PostEdit, Project
+from annotations.models import Assignment, JoinCounter, JoinLink, Participant, PostEdit, Project
 from annotations.services.participants import join_link_open, join_link_revoke
 from tests.factories import ItemFactory, ProjectFactory
 
@@ -258,6 +258,25 @@ def test_starts_are_rate_limited_per_client_address_with_a_429_page(link):
     assert Participant.objects.count() == 3
     # The welcome page itself is not limited (it creates nothing).
     assert Client(REMOTE_ADDR="203.0.113.5").get(join_url(link, pid="p9")).status_code == 200
+
+
+@override_settings(EDITLAB_JOIN_STARTS_PER_HOUR=1)
+def test_refused_starts_change_nothing_not_even_the_count(link):
+    """A Start refused for its ids, a closed link or a full study stores nothing, the address's count
+    included: only Starts that join or resume use the limit."""
+    closed = join_link_open(project=study(), completion_code="C")
+    join_link_revoke(join_link=closed)
+    full = join_link_open(project=study(), completion_code="C", max_participants=1)
+    Client(REMOTE_ADDR="198.51.100.99").post(join_url(full, pid="someone"))
+    address = {"REMOTE_ADDR": "203.0.113.7"}
+    assert Client(**address).post(join_url(link, pid="<b>")).status_code == 400
+    assert Client(**address).post(join_url(closed)).status_code == 410
+    assert Client(**address).post(join_url(full)).status_code == 409
+    assert not JoinCounter.objects.filter(address="203.0.113.7").exists()
+    assert Client(**address).post(join_url(link)).status_code == 302
+    assert Client(**address).post(join_url(link, pid="second")).status_code == 429
+    assert JoinCounter.objects.get(address="203.0.113.7").starts == 1
+    assert list(Participant.objects.values_list("platform_id", flat=True).order_by("pk")) == ["someone", PID]
 
 
 @override_settings(EDITLAB_JOIN_STARTS_PER_HOUR=1, TRUSTED_PROXIES=["127.0.0.1"])
