@@ -92,7 +92,8 @@ def paired_differences(
         by_units.setdefault(np.packbits(present).tobytes() + present.size.to_bytes(8, "little"), []).append(i)
     tail = (1 - confidence) / 2 * 100
     for members in by_units.values():
-        relabelled = [_dense_codes(codes[pairs[i].rows]) for i in members]
+        relabel: dict[bytes, np.ndarray] = {}  # pairs on the same rows (the usual case) share their unit codes
+        relabelled = [relabel.setdefault(pairs[i].rows.tobytes(), _dense_codes(codes[pairs[i].rows])) for i in members]
         units = int(relabelled[0].max()) + 1
         stacked = np.stack(
             [
@@ -103,7 +104,12 @@ def paired_differences(
             ]
         )  # (pairs, units, 9)
         flat = stacked.transpose(1, 0, 2).reshape(units, -1)
-        drawn = np.vstack([counts @ flat for counts in resample_counts(units, resamples, seed)])
+        # The target's and the best metric's sums are the same in every pair on the same rows: each
+        # distinct column is drawn once (the product with the counts is most of the work).
+        distinct: dict[bytes, int] = {}
+        inverse = np.array([distinct.setdefault(flat[:, c].tobytes(), len(distinct)) for c in range(flat.shape[1])])
+        columns = np.ascontiguousarray(flat[:, np.unique(inverse, return_index=True)[1]])  # first of each, in id order
+        drawn = np.vstack([counts @ columns for counts in resample_counts(units, resamples, seed)])[:, inverse]
         differences = _differences(drawn.reshape(resamples, len(members), 9))
         observed = _differences(stacked.sum(axis=1))
         for j, i in enumerate(members):

@@ -40,8 +40,8 @@ class Settings:
             problems.append("k must be at least 1")
         if not 0 < self.test_size < 1:
             problems.append("test_size must be between 0 and 1")
-        if self.cv_folds < 2:
-            problems.append("cv_folds must be at least 2")
+        if not 2 <= self.cv_folds <= 100:
+            problems.append("cv_folds must be between 2 and 100")
         if self.cv_repeats < 1:
             problems.append("cv_repeats must be at least 1")
         if not 0 < self.confidence < 1:

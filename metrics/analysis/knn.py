@@ -60,6 +60,7 @@ def _fold_predictions(  # pragma: no cover - compiled; exercised through knn_sco
     n_folds: int,
     k: int,
     only_fold: int,
+    keep: bool,
 ) -> np.ndarray:
     """Tie-averaged K-nearest-neighbour means of every row, trained on the rows of the other folds.
 
@@ -89,7 +90,9 @@ def _fold_predictions(  # pragma: no cover - compiled; exercised through knn_sco
     run_count = np.empty((n, n_folds), np.int64)
     run_sum = np.empty((n, n_folds, n_targets))
 
-    predictions = np.full((n, n_targets), np.nan)
+    # The predictions themselves are kept on request (knn_predict); the scores need only the sums.
+    predictions = np.full((n if keep else 0, n_targets), np.nan)
+    value_of = np.empty(n_targets)
     taken_distance = np.empty(k)
     taken_position = np.empty(k, np.int64)
     inside = np.empty(n_targets)
@@ -106,7 +109,8 @@ def _fold_predictions(  # pragma: no cover - compiled; exercised through knn_sco
             cached[:] = False
         if cached[f]:
             for t in range(n_targets):
-                predictions[i, t] = cache[f, t]
+                if keep:
+                    predictions[i, t] = cache[f, t]
                 residual[f, t] += (ys[i, t] - cache[f, t]) ** 2
                 total[f, t] += (ys[i, t] - fold_mean[f, t]) ** 2
             continue
@@ -186,16 +190,25 @@ def _fold_predictions(  # pragma: no cover - compiled; exercised through knn_sco
             value = inside[t]
             if n_tied > 0:
                 value += (kk - n_inside) * tied[t] / n_tied
-            predictions[i, t] = value / kk
-            cache[f, t] = predictions[i, t]
-            residual[f, t] += (ys[i, t] - predictions[i, t]) ** 2
+            value_of[t] = value / kk
+            cache[f, t] = value_of[t]
+            if keep:
+                predictions[i, t] = value_of[t]
+            residual[f, t] += (ys[i, t] - value_of[t]) ** 2
             total[f, t] += (ys[i, t] - fold_mean[f, t]) ** 2
         cached[f] = True
     return predictions, residual, total
 
 
 def fold_predictions(
-    xs: np.ndarray, ys: np.ndarray, runs: tuple[np.ndarray, np.ndarray], fold: np.ndarray, *, k: int, only: int = -1
+    xs: np.ndarray,
+    ys: np.ndarray,
+    runs: tuple[np.ndarray, np.ndarray],
+    fold: np.ndarray,
+    *,
+    k: int,
+    only: int = -1,
+    keep: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(predictions (n, targets), R² of each fold (folds, targets)): _fold_predictions with its arrays in
     the one layout it is compiled for. A fold whose truth is constant scores 1 if predicted exactly,
@@ -205,10 +218,11 @@ def fold_predictions(
         np.ascontiguousarray(ys.reshape(ys.shape[0], -1), dtype=np.float64),
         runs[0].astype(np.int64, copy=False),
         runs[1].astype(np.int64, copy=False),
-        np.ascontiguousarray(fold, dtype=np.int64),
+        np.ascontiguousarray(fold, dtype=np.int8),  # a small array: the walk reads it most
         int(fold.max(initial=0)) + 1,
         int(k),
         int(only),
+        bool(keep),
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(total > 0, 1.0 - residual / np.where(total > 0, total, 1.0), (residual == 0) * 1.0)
@@ -218,11 +232,11 @@ def fold_predictions(
 def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k: int = 5) -> np.ndarray:
     """K-nearest-neighbour regression on one feature (ties shared), in the queries' order."""
     x = np.concatenate((x_train, x_query))
-    fold = np.concatenate((np.zeros(x_train.size, np.int64), np.ones(x_query.size, np.int64)))
+    fold = np.concatenate((np.zeros(x_train.size, np.int8), np.ones(x_query.size, np.int8)))
     y = np.concatenate((y_train, np.zeros(x_query.size)))
     order = np.argsort(x, kind="stable")
     xs = x[order]
-    predicted = fold_predictions(xs, y[order], sorted_groups(xs), fold[order], k=k, only=1)[0][:, 0]
+    predicted = fold_predictions(xs, y[order], sorted_groups(xs), fold[order], k=k, only=1, keep=True)[0][:, 0]
     result = np.empty(x_query.size)
     result[order[fold[order] == 1] - x_train.size] = predicted[fold[order] == 1]
     return result
@@ -267,12 +281,12 @@ def knn_scores(
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], ys2[order]
     runs = sorted_groups(xs)
-    split = split_mask(x.size, test_size=settings.test_size, seed=settings.seed)[order].astype(np.int64)
+    split = split_mask(x.size, test_size=settings.test_size, seed=settings.seed)[order].astype(np.int8)
     split_r2 = fold_predictions(xs, ys, runs, split, k=settings.k, only=1)[1][1]
     cv = {}
     for scheme, table in fold_tables.items():
         scores = np.empty((table.shape[0], ys2.shape[1]))
-        for r, repeat in enumerate(table[:, order].astype(np.int64)):
+        for r, repeat in enumerate(table[:, order].astype(np.int8)):
             scores[r] = fold_predictions(xs, ys, runs, repeat, k=settings.k)[1].mean(axis=0)  # the mean of its folds'
         cv[scheme] = scores
     return split_r2, cv

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from metrics.analysis.bootstrap import BootstrapDifference, Pair, paired_differences
@@ -295,6 +296,7 @@ def _analyze(
         messages.append("every item has one edit here: the item-grouped cross-validation is one more random one")
 
     tables = _fold_tables(settings, groups, measured)
+    target_ranks: dict[tuple[bytes, int], np.ndarray] = {}
     for name in metrics:
         _analyze_metric(
             data,
@@ -305,6 +307,7 @@ def _analyze(
             settings=settings,
             tables=tables,
             knn=knn.get(name),
+            target_ranks=target_ranks,
         )
 
     analysis.best_metric = _best_metric(results)
@@ -334,9 +337,19 @@ def _analyze_metric(
     settings: Settings,
     tables: FoldTables,
     knn: _KnnScores | None,
+    target_ranks: dict[tuple[bytes, int], np.ndarray],
 ) -> None:
     values = data[result.name].to_numpy(float)
     present = np.isfinite(values)
+    rows_key = np.packbits(present).tobytes()
+
+    def ranks(values: np.ndarray, who: int) -> np.ndarray:
+        """The target's ranks on these rows, computed once for every metric with the same rows."""
+        key = (rows_key, who)
+        if key not in target_ranks:
+            target_ranks[key] = stats.rankdata(values)
+        return target_ranks[key]
+
     x, y = values[present], data[target].to_numpy(float)[present]
     result.n, result.dropped = int(present.sum()), int((~present).sum())
     if result.dropped:
@@ -347,7 +360,7 @@ def _analyze_metric(
     if is_constant(x):
         result.messages.append(f"{result.name} is constant ({x[0]:g}) on this selection: no correlation")
         return
-    pooled = correlate(x, y, settings.confidence)
+    pooled = correlate(x, y, settings.confidence, y_ranks=ranks(y, -1))
     result.pearson, result.pearson_p, result.pearson_ci = pooled.pearson, pooled.pearson_p, pooled.pearson_ci
     result.spearman, result.spearman_p = pooled.spearman, pooled.spearman_p
     result.kendall, result.kendall_p = pooled.kendall, pooled.kendall_p
@@ -362,7 +375,9 @@ def _analyze_metric(
                 result.per_annotator[name] = Correlation(n=int(mine.sum()))
                 result.messages.append(f"{name}: only {int(mine.sum())} edits, no per-annotator correlation")
             else:
-                result.per_annotator[name] = correlate(x[mine], y[mine], settings.confidence)
+                result.per_annotator[name] = correlate(
+                    x[mine], y[mine], settings.confidence, y_ranks=ranks(y[mine], int(code))
+                )
                 if result.per_annotator[name].pearson is None:
                     result.messages.append(f"{name}: {result.name} or the target is constant, no correlation")
             result.pearson_per_annotator[name] = result.per_annotator[name].pearson
