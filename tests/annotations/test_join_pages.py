@@ -575,3 +575,22 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, *args, **kwargs) -> None:
         return None
+
+
+def test_markup_in_the_links_settings_and_ids_is_shown_as_text(admin_client):
+    markup = "<img src=x onerror=alert(1)>"
+    project = study()
+    Project.objects.filter(pk=project.pk).update(guidelines=f"Guidelines {markup} [x](javascript:alert(1))")
+    link = join_link_open(project=project, completion_code=markup, completion_url="https://example.org/?q=<b>")
+    client = Client()
+    welcome = client.get(join_url(link, STUDY_ID="st")).content.decode()
+    assert markup not in welcome and "javascript:alert" not in welcome
+    client.post(join_url(link))
+    finish_all(session_user(client))
+    join_link_revoke(join_link=link)
+    link.completion_url = ""
+    link.save(update_fields=["completion_url"])
+    done = client.get(reverse("participant-done")).content.decode()
+    page = admin_client.get(reverse("manage-participation", args=[project.pk])).content.decode()
+    for body in (done, page):
+        assert markup not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
