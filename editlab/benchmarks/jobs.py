@@ -36,6 +36,33 @@ def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _pg_cpu_s() -> float | None:
+    """CPU seconds used so far by the PostgreSQL server of the benchmark's database (all its processes,
+    those that exited included), when it runs on this machine; None otherwise."""
+    from django.db import connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW data_directory")
+            data = Path(cursor.fetchone()[0])
+        postmaster = int((data / "postmaster.pid").read_text().split()[0])
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pid, ppid = int(stat.parent.name), int(fields[1])
+            if pid == postmaster:
+                total += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime (exited children)
+            elif ppid == postmaster:
+                total += int(fields[11]) + int(fields[12])
+        return total / ticks
+    except Exception:
+        return None
+
+
 def _env(database_url: str, chunk_size: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "TASKS_BACKEND"}}
     env.update(
@@ -94,6 +121,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
     MetricValue.objects.all().delete()
     started = _start_workers(workers, env, folder)
     load_before = _load()
+    pg_before = _pg_cpu_s()
     try:
         t0 = time.perf_counter()
         job = metric_job_create(project=project, user=None, metrics=list(EFFORT_SUITE), variants=[variant])
@@ -103,6 +131,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
                 break
             time.sleep(0.2)
         wall = time.perf_counter() - t0
+        pg_after = _pg_cpu_s()
     finally:
         _stop_workers(started)
     if job.status != MetricJob.DONE:
@@ -111,7 +140,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
     span = chunks.aggregate(first=Min("claimed"), last=Max("finished"))
     compute_s = (span["last"] - span["first"]).total_seconds()
     per_worker = []
-    for worker_id in chunks.values_list("worker", flat=True).distinct():
+    for worker_id in chunks.order_by().values_list("worker", flat=True).distinct():
         mine = list(chunks.filter(worker=worker_id).values_list("claimed", "finished", "total"))
         busy = sum((f - c).total_seconds() for c, f, _ in mine)
         values = sum(t for _, _, t in mine)
@@ -128,6 +157,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
         "rate": values / compute_s,
         "per_worker": per_worker,
         "load": f"{load_before} → {_load()}",
+        "pg_cpu_s": pg_after - pg_before if pg_before is not None and pg_after is not None else None,
     }
 
 
@@ -168,6 +198,7 @@ def upsert_rates(post_edit_ids: list[int], *, processes: int, rows: int, env: di
     metrics = max(1, round(rows / len(ids)))  # synthetic metric names, each on every post-edit
     running = []
     load_before = _load()
+    pg_before = _pg_cpu_s()
     t0 = time.perf_counter()
     for p in range(processes):
         names = [f"bench-upsert-{p}-{m}" for m in range(metrics)]
@@ -182,6 +213,7 @@ def upsert_rates(post_edit_ids: list[int], *, processes: int, rows: int, env: di
         )
     results = [json.loads(process.communicate(timeout=3600)[0].strip().splitlines()[-1]) for process in running]
     wall = time.perf_counter() - t0
+    pg_after = _pg_cpu_s()
     inserted = sum(r[0][0] for r in results)
     updated = sum(r[1][0] for r in results)
     MetricValue.objects.filter(metric__startswith="bench-upsert").delete()
@@ -192,6 +224,7 @@ def upsert_rates(post_edit_ids: list[int], *, processes: int, rows: int, env: di
         "insert_rate": sum(r[0][0] / r[0][1] for r in results),
         "update_rate": sum(r[1][0] / r[1][1] for r in results),
         "total_rate": (inserted + updated) / wall,
+        "pg_rows_per_cpu_s": (inserted + updated) / (pg_after - pg_before) if pg_before is not None else None,
         "load": f"{load_before} → {_load()}",
     }
 
@@ -235,16 +268,17 @@ def main() -> None:
         if not args.skip_jobs:
             lines += [
                 "| workers | run | values | chunks | plan | compute (first claim → last chunk) | values/s | "
-                "per worker: chunks, values/s while busy | load |",
-                "|---:|---:|---:|---:|---:|---:|---:|---|---|",
+                "per worker: chunks, values/s while busy | PostgreSQL CPU per 1,000 values | load |",
+                "|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
             ]
             for n in [int(x) for x in args.workers.split(",")]:
                 for run in range(1, args.repeat + 1):
                     r = job_run(project, workers=n, variant=args.variant, env=env, folder=folder)
                     shares = "; ".join(f"{w['chunks']}, {w['rate']:.0f}" for w in r["per_worker"])
+                    pg = f"{r['pg_cpu_s'] / r['values'] * 1000:.3f} s" if r["pg_cpu_s"] is not None else "n/a"
                     lines.append(
                         f"| {n} | {run} | {r['values']:,} | {r['chunks']} | {r['plan_s']:.1f} s | "
-                        f"{r['compute_s']:.1f} s | {r['rate']:.0f} | {shares} | {r['load']} |"
+                        f"{r['compute_s']:.1f} s | {r['rate']:.0f} | {shares} | {pg} | {r['load']} |"
                     )
                     print(lines[-1], flush=True)
             lines.append("")
@@ -254,14 +288,15 @@ def main() -> None:
             "names of its own x every post-edit, 500-row bulk upserts, a transaction per 500 post-edits as a chunk "
             "does; inserts, then the same rows again as updates; rows/s summed over the processes):",
             "",
-            "| processes | rows each | inserts/s | updates/s | load |",
-            "|---:|---:|---:|---:|---|",
+            "| processes | rows each | inserts/s | updates/s | rows per PostgreSQL CPU-second | load |",
+            "|---:|---:|---:|---:|---:|---|",
         ]
         for processes in (1, 2):
             u = upsert_rates(ids, processes=processes, rows=args.upsert_rows, env=env)
+            per_cpu = f"{u['pg_rows_per_cpu_s']:,.0f}" if u["pg_rows_per_cpu_s"] is not None else "n/a"
             lines.append(
                 f"| {processes} | {u['rows'] // processes:,} | {u['insert_rate']:,.0f} | {u['update_rate']:,.0f} | "
-                f"{u['load']} |"
+                f"{per_cpu} | {u['load']} |"
             )
             print(lines[-1], flush=True)
         lines.append("")
