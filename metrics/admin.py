@@ -8,7 +8,7 @@ value is simply missing and the next run computes it again.
 from django.contrib import admin
 from django.http import HttpRequest
 
-from metrics.models import MetricJob, MetricValue
+from metrics.models import MetricJob, MetricValue, TaskWorker
 
 
 @admin.register(MetricValue)
@@ -74,6 +74,22 @@ class MetricJobAdmin(admin.ModelAdmin):
         "started",
         "finished",
     )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(TaskWorker)
+class TaskWorkerAdmin(admin.ModelAdmin):
+    """The db_worker processes and their heartbeats (written by the workers themselves)."""
+
+    list_display = ("id", "engine_id", "host", "pid", "started", "heartbeat", "stopped")
+    list_filter = ("host",)
+    search_fields = ("engine_id", "host")
+    date_hierarchy = "started"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

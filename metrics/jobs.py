@@ -78,6 +78,12 @@ def _the_queue() -> JobQueue:
     return _queue
 
 
+def jobs_fan_out() -> bool:
+    """True when chunk tasks go to `db_worker` processes (the database backend), False when the app process
+    runs them (thread, immediate)."""
+    return _the_queue().fans_out()
+
+
 def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 

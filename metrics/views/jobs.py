@@ -17,7 +17,7 @@ from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import text as engine
 from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format
-from metrics.jobs import metric_job_create, metric_job_retry
+from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
 from metrics.services import ComputeError, metric_coverage
@@ -121,7 +121,7 @@ def job_page(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse
         "job": job,
         "activity": activity,
         "waited": duration(activity.waiting_s) if activity.waiting_s is not None else "",
-        "uses_workers": settings.TASKS_BACKEND == "database",
+        "uses_workers": jobs_fan_out(),
         "chunk_size": settings.EDITLAB_METRIC_CHUNK_SIZE,
         "stale_s": settings.EDITLAB_WORKER_STALE_S,
     }

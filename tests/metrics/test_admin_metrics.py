@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from metrics.models import MetricJob
+from metrics.models import MetricJob, TaskWorker
 from tests.factories import MetricValueFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +22,16 @@ def test_admins_browse_and_search_metric_values_and_jobs(admin_client):
     jobs = admin_client.get(reverse("admin:metrics_metricjob_changelist"), {"status": "failed"})
     assert list(jobs.context["cl"].result_list) == [job]
     assert admin_client.get(reverse("admin:metrics_metricvalue_add")).status_code == 403
+
+
+def test_admins_see_the_workers_and_their_heartbeats_and_change_nothing(admin_client):
+    worker = TaskWorker.objects.create(engine_id="w-1", host="box-2", pid=321)
+    listing = admin_client.get(reverse("admin:metrics_taskworker_changelist"), {"q": "box-2"})
+    assert list(listing.context["cl"].result_list) == [worker]
+    assert admin_client.get(reverse("admin:metrics_taskworker_add")).status_code == 403
+    page = admin_client.post(reverse("admin:metrics_taskworker_change", args=[worker.pk]), {"host": "elsewhere"})
+    assert page.status_code == 403
+    assert TaskWorker.objects.get(pk=worker.pk).host == "box-2"
 
 
 def test_researchers_have_no_admin_site(researcher_client):

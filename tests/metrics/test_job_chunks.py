@@ -34,7 +34,6 @@ pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.fixture
 def database_backend(settings):
     settings.TASKS = DATABASE_TASKS
-    settings.TASKS_BACKEND = "database"
     settings.EDITLAB_METRIC_CHUNK_SIZE = 1
 
 

@@ -172,13 +172,16 @@ def test_the_export_streams_a_download(researcher_client, project):
     assert bad.content.decode() == "unknown export format 'xls': choose one of csv, jsonl, parquet"
 
 
+DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
 def _page(client, job) -> str:
     url = reverse("metrics-job", kwargs={"project_id": job.project_id, "job_id": job.pk})
     return client.get(url, headers={"HX-Request": "true"}).content.decode()
 
 
 def test_a_job_no_worker_has_claimed_says_so_and_how_long_it_has_waited(researcher_client, project, settings):
-    settings.TASKS_BACKEND = "database"
+    settings.TASKS = DATABASE_TASKS
     settings.EDITLAB_WORKER_STALE_S = 60
     job = MetricJob.objects.create(project=project, metrics=["levenshtein"], variants=["plain"])
     MetricJob.objects.filter(pk=job.pk).update(created=timezone.now() - timedelta(seconds=125))
@@ -196,7 +199,7 @@ def test_a_job_no_worker_has_claimed_says_so_and_how_long_it_has_waited(research
 
 
 def test_in_the_app_process_a_queued_job_says_it_has_not_started(researcher_client, project, settings):
-    settings.TASKS_BACKEND = "thread"
+    settings.TASKS = {"default": {"BACKEND": "editlab.task_backends.ThreadBackend"}}
     job = MetricJob.objects.create(project=project, metrics=["levenshtein"], variants=["plain"])
     page = _page(researcher_client, job)
     assert "Queued — not started yet (waiting for 0 s); the app process runs it in a background thread." in page
@@ -206,7 +209,7 @@ def test_in_the_app_process_a_queued_job_says_it_has_not_started(researcher_clie
 def test_a_job_whose_chunks_wait_for_a_worker_says_so_and_shows_each_workers_share(
     researcher_client, project, settings
 ):
-    settings.TASKS_BACKEND = "database"
+    settings.TASKS = DATABASE_TASKS
     settings.EDITLAB_METRIC_CHUNK_SIZE = 1
     settings.EDITLAB_WORKER_STALE_S = 60
     post_edits = sorted(project.items.values_list("assignments__post_edit", flat=True))
