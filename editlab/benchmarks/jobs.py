@@ -104,6 +104,12 @@ def _start_workers(n: int, env: dict[str, str], folder: Path) -> list[tuple[subp
     return started
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _stop_workers(started: list[tuple[subprocess.Popen, Path]]) -> None:
     for process, _ in started:
         process.terminate()
@@ -122,6 +128,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
     started = _start_workers(workers, env, folder)
     load_before = _load()
     pg_before = _pg_cpu_s()
+    cpu_before = sum(_cpu_s(p.pid) for p, _ in started)
     try:
         t0 = time.perf_counter()
         job = metric_job_create(project=project, user=None, metrics=list(EFFORT_SUITE), variants=[variant])
@@ -132,6 +139,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         pg_after = _pg_cpu_s()
+        workers_cpu = sum(_cpu_s(p.pid) for p, _ in started) - cpu_before
     finally:
         _stop_workers(started)
     if job.status != MetricJob.DONE:
@@ -158,6 +166,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
         "per_worker": per_worker,
         "load": f"{load_before} → {_load()}",
         "pg_cpu_s": pg_after - pg_before if pg_before is not None and pg_after is not None else None,
+        "workers_cpu_s": workers_cpu,
     }
 
 
@@ -268,8 +277,9 @@ def main() -> None:
         if not args.skip_jobs:
             lines += [
                 "| workers | run | values | chunks | plan | compute (first claim → last chunk) | values/s | "
-                "per worker: chunks, values/s while busy | PostgreSQL CPU per 1,000 values | load |",
-                "|---:|---:|---:|---:|---:|---:|---:|---|---:|---|",
+                "per worker: chunks, values/s while busy | values per worker CPU-second | "
+                "PostgreSQL CPU per 1,000 values | load |",
+                "|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|",
             ]
             for n in [int(x) for x in args.workers.split(",")]:
                 for run in range(1, args.repeat + 1):
@@ -278,7 +288,8 @@ def main() -> None:
                     pg = f"{r['pg_cpu_s'] / r['values'] * 1000:.3f} s" if r["pg_cpu_s"] is not None else "n/a"
                     lines.append(
                         f"| {n} | {run} | {r['values']:,} | {r['chunks']} | {r['plan_s']:.1f} s | "
-                        f"{r['compute_s']:.1f} s | {r['rate']:.0f} | {shares} | {pg} | {r['load']} |"
+                        f"{r['compute_s']:.1f} s | {r['rate']:.0f} | {shares} | "
+                        f"{r['values'] / r['workers_cpu_s']:.0f} | {pg} | {r['load']} |"
                     )
                     print(lines[-1], flush=True)
             lines.append("")

@@ -71,9 +71,7 @@ def test_an_admin_role_user_cannot_touch_a_superusers_account(admin_client, supe
     )
     assert response.status_code == 403
     assert admin_client.post(f"/admin/auth/user/{superuser.pk}/delete/", {"post": "yes"}).status_code == 403
-    admin_client.post(
-        "/admin/auth/user/", {"action": "make_annotator", "_selected_action": [str(superuser.pk)]}
-    )
+    admin_client.post("/admin/auth/user/", {"action": "make_annotator", "_selected_action": [str(superuser.pk)]})
     superuser.refresh_from_db()
     assert superuser.is_superuser and superuser.check_password(PASSWORD)
     assert not superuser.groups.exists()

@@ -12,9 +12,7 @@ from tests.browser_support import BROWSER_DB, db_lock, logged_in_page, open_edit
 pytestmark = [pytest.mark.browser, BROWSER_DB]
 
 # A 1x1 PNG, served by another origin with no Cross-Origin-Resource-Policy header.
-DOT = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
-)
+DOT = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 
 
 class _Images(BaseHTTPRequestHandler):
