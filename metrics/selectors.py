@@ -37,6 +37,8 @@ BASE_COLUMNS = (
     "annotator",
     "task_type",
     "origin",
+    "condition",
+    "practice",
     "definition_version",
     "original",
     "edited",
@@ -48,6 +50,7 @@ _BASE_VALUES = {
     "external_id": F("assignment__item__external_id"),
     "annotator": F("assignment__annotator__username"),
     "task_type": F("assignment__item__task_type"),
+    "practice": F("assignment__item__practice"),
     "original": original_text_of_post_edit(),
     "edited": F("text"),
 }
@@ -74,14 +77,19 @@ def post_edit_queryset(
     task_type: str | None = None,
     origin: str | None = None,
     exclude_flagged: bool = False,
+    include_practice: bool = True,
 ) -> QuerySet[PostEdit]:
     """The submitted post-edits of the selection, in import order (by id: stable across calls).
 
     exclude_flagged leaves out every post-edit with a flag (PostEdit.flags not empty: clipped time,
-    replay mismatch, event gap, uncorroborated keys, ...)."""
+    replay mismatch, event gap, uncorroborated keys, ...). include_practice=False leaves out the
+    post-edits of practice items (Item.practice); the analysis does by default, the default here
+    keeps every caller's rows as they were."""
     qs = PostEdit.objects.completed().filter(assignment__item__project=project)
     if exclude_flagged:
         qs = qs.filter(flags=[])
+    if not include_practice:
+        qs = qs.filter(assignment__item__practice=False)
     if annotators:
         qs = qs.filter(assignment__annotator__username__in=list(annotators))
     if task_type:
@@ -135,6 +143,7 @@ def post_edit_frame(
     task_type: str | None = None,
     origin: str | None = None,
     exclude_flagged: bool = False,
+    include_practice: bool = True,
     metrics: Sequence[str] | None = None,
     variants: Sequence[str] = VARIANTS,
 ) -> pd.DataFrame:
@@ -148,12 +157,18 @@ def post_edit_frame(
     for variant in variants:
         metric_column("x", variant)  # validates
     qs = post_edit_queryset(
-        project=project, annotators=annotators, task_type=task_type, origin=origin, exclude_flagged=exclude_flagged
+        project=project,
+        annotators=annotators,
+        task_type=task_type,
+        origin=origin,
+        exclude_flagged=exclude_flagged,
+        include_practice=include_practice,
     )
     rows = list(
         qs.values(
             **_BASE_VALUES,
             origin_value=F("origin"),
+            condition_value=F("condition"),
             version_value=F("definition_version"),
             **{f"e_{f}": F(f) for f in EFFORT_FIELDS},
         )
@@ -163,6 +178,7 @@ def post_edit_frame(
             {
                 **{k: row[k] for k in _BASE_VALUES},
                 "origin": row["origin_value"],
+                "condition": row["condition_value"],
                 "definition_version": row["version_value"],
                 **{f: row[f"e_{f}"] for f in EFFORT_FIELDS},
             }
@@ -234,6 +250,11 @@ def effort_points(
 
 def flagged_count(post_edits: QuerySet[PostEdit]) -> int:
     return post_edits.exclude(flags=[]).count()
+
+
+def practice_count(post_edits: QuerySet[PostEdit]) -> int:
+    """How many of these post-edits are of practice items (Item.practice)."""
+    return post_edits.filter(assignment__item__practice=True).count()
 
 
 def active_times(*, post_edit_ids: Sequence[int], thresholds_s: Sequence[float]) -> pd.DataFrame:

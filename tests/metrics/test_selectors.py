@@ -4,7 +4,7 @@ import pytest
 
 from annotations.models import Assignment, PostEdit
 from metrics.models import MetricValue
-from metrics.selectors import TARGETS, metric_column, post_edit_frame, post_edit_queryset
+from metrics.selectors import TARGETS, metric_column, post_edit_frame, post_edit_queryset, practice_count
 from tests.factories import (
     MetricValueFactory,
     PostEditFactory,
@@ -115,3 +115,17 @@ def test_frame_of_an_empty_selection_has_the_columns(selection):
     assert frame.empty
     assert "compression__with_references" in frame.columns and "wall_ms" in frame.columns
     assert MetricValue.objects.count() == 4
+
+
+def test_the_frame_carries_condition_and_practice_and_practice_can_be_left_out():
+    project = ProjectFactory()
+    real = SubmittedPostEditFactory(assignment__item__project=project, condition="sysA")
+    practice = SubmittedPostEditFactory(assignment__item__project=project, assignment__item__practice=True)
+    frame = post_edit_frame(project=project)
+    assert frame[["post_edit_id", "condition", "practice"]].values.tolist() == [
+        [real.pk, "sysA", False],
+        [practice.pk, "", True],
+    ]
+    assert post_edit_frame(project=project, include_practice=False)["post_edit_id"].tolist() == [real.pk]
+    assert list(post_edit_queryset(project=project, include_practice=False)) == [real]
+    assert practice_count(post_edit_queryset(project=project)) == 1
