@@ -10,6 +10,7 @@ Pure: numpy, scipy, pandas, scikit-learn, numba (and statsmodels on request) onl
 - effort_model.py: least squares on every metric, the text lengths and the annotator;
 - mixed.py: mixed-effects models (annotator and item random intercepts), R² after Nakagawa & Schielzeth;
 - bootstrap.py: the paired bootstrap over items of a difference between two correlations;
+- conditions.py: effort per condition of a designed study and the condition effect in a mixed model;
 - pipeline.py: the whole analysis of a frame, and its flat table.
 
 The conventions are documented in the README ("Analysis") and in each module.
@@ -30,6 +31,13 @@ from metrics.analysis.common import (
     orientation,
     plain,
 )
+from metrics.analysis.conditions import (
+    BaselineError,
+    ConditionAnalysis,
+    analyze_conditions,
+    condition_rows,
+    word_counts,
+)
 from metrics.analysis.correlation import (
     Correlation,
     LineFit,
@@ -49,6 +57,11 @@ from metrics.analysis.mixed import MixedModel, mixed_model, standardise
 from metrics.analysis.pipeline import Analysis, MetricResult, analyze, analyze_targets, summary_rows
 
 __all__ = [
+    "BaselineError",
+    "ConditionAnalysis",
+    "analyze_conditions",
+    "condition_rows",
+    "word_counts",
     "ANNOTATOR",
     "DEFAULT_SETTINGS",
     "EDITED_LENGTH",
