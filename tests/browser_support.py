@@ -7,6 +7,7 @@ tests/conftest.py; test modules import the helpers they call.
 
 import contextlib
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,22 +36,68 @@ BROWSER_DB = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 _SERIAL_LOCK = threading.RLock()
 
 
+class _InFlight:
+    """Counts the live server's requests that are still running. A closed page can still send
+    (the editor's pagehide beacon): the database flush after a test must not run beside such a
+    request, or PostgreSQL's TRUNCATE and the request's transaction deadlock and the flush fails."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.running = 0
+        self.last_end = 0.0
+
+    def wrap(self, app):
+        def counted(environ, start_response):
+            with self.changed:
+                self.running += 1
+            try:
+                return app(environ, start_response)
+            finally:
+                with self.changed:
+                    self.running -= 1
+                    self.last_end = time.monotonic()
+                    self.changed.notify_all()
+
+        counted.editlab_counted = True
+        return counted
+
+    def wait_quiet(self, *, quiet_s: float = 0.3, timeout_s: float = 10.0) -> None:
+        """Until no request runs and none ended in the last `quiet_s` (a beacon sent as the page
+        closed may reach the server just after): a condition, not a fixed sleep."""
+        deadline = time.monotonic() + timeout_s
+        with self.changed:
+            while time.monotonic() < deadline:
+                if self.running == 0 and time.monotonic() - self.last_end >= quiet_s:
+                    return
+                self.changed.wait(timeout=quiet_s)
+
+
+_IN_FLIGHT = _InFlight()
+
+
 @pytest.fixture
-def site(live_server) -> str:
+def site(live_server):
     """The live server's URL. With in-memory SQLite its request threads share the test's one
-    connection, so requests run one at a time (and the test's own ORM writes take the same lock)."""
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
-        httpd = live_server.thread.httpd
-        app = httpd.get_app()
-        if not getattr(app, "editlab_serial", False):
+    connection, so requests run one at a time (and the test's own ORM writes take the same lock).
+    After the test (its pages closed first: `context` depends on this fixture) it waits for the
+    server's requests to end, so that the database flush runs alone."""
+    httpd = live_server.thread.httpd
+    app = httpd.get_app()
+    if connection.vendor == "sqlite" and connection.is_in_memory_db() and not getattr(app, "editlab_serial", False):
 
-            def serial(environ, start_response):
-                with _SERIAL_LOCK:
-                    return app(environ, start_response)
+        def serial(environ, start_response):
+            with _SERIAL_LOCK:
+                return app(environ, start_response)
 
-            serial.editlab_serial = True
-            httpd.set_app(serial)
-    return live_server.url
+        serial.editlab_serial = True
+        app = serial
+        httpd.set_app(app)
+    if not getattr(app, "editlab_counted", False):
+        counted = _IN_FLIGHT.wrap(app)
+        counted.editlab_serial = getattr(app, "editlab_serial", False)
+        httpd.set_app(counted)
+    yield live_server.url
+    _IN_FLIGHT.wait_quiet()
 
 
 def db_lock():
