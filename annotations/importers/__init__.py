@@ -2,7 +2,7 @@
 
     report = import_items(project="IWSLT", fmt="pet", path=Path("iwslt2019"), create_project=True)
 
-Each format parses its files into a `Plan` (no database access); `plan_store`
+Each format parses its files into an `ImportPlan` (no database access); `plan_store`
 then checks the plan against the project and writes it in one transaction, so a
 bad file imports nothing. Errors are `ImportDataError`s naming file, line and field.
 """
@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import DataError, IntegrityError, transaction
 
 from annotations.importers import editeval, natinst, pet, table
-from annotations.importers.base import ImportDataError, InputFile, Plan, check_size
+from annotations.importers.base import ImportDataError, ImportPlan, InputFile, check_size
 from annotations.importers.store import ImportReport, plan_store
 from annotations.models import Project
 from editlab.db import refresh_planner_statistics
@@ -137,7 +137,7 @@ def _parse(
     annotator_prefix: str,
     predictions: InputFile | None,
     post_edit_input: bool,
-) -> Plan:
+) -> ImportPlan:
     if not files:
         raise ImportDataError("no file to import", file="-")
     if fmt == "pet":

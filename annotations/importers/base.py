@@ -1,7 +1,7 @@
 """What every importer shares: the error that names file, line and field, the
 parsed rows handed to the one writer, and reading bytes safely.
 
-Parsers (editeval, natinst, table, pet) turn files into a `Plan` without touching
+Parsers (editeval, natinst, table, pet) turn files into an `ImportPlan` without touching
 the database; `annotations.importers.store.plan_store` writes a plan atomically.
 """
 
@@ -91,7 +91,7 @@ class PostEditRow:
 
 
 @dataclass
-class Plan:
+class ImportPlan:
     """Everything one import would store; built in memory, written in one transaction."""
 
     fmt: str

@@ -20,10 +20,10 @@ from typing import Any
 from annotations.importers import study
 from annotations.importers.base import (
     ImportDataError,
+    ImportPlan,
     InputFile,
     ItemRow,
     Origin,
-    Plan,
     json_lines,
     json_type,
     require_str,
@@ -33,8 +33,8 @@ from annotations.importers.base import (
 REQUIRED = ("id", "input")
 
 
-def parse(file: InputFile) -> Plan:
-    plan = Plan(fmt="editeval")
+def parse(file: InputFile) -> ImportPlan:
+    plan = ImportPlan(fmt="editeval")
     for line_no, record in json_lines(file):
         plan.items.append(_item(record, Origin(file.name, line_no)))
     if not plan.items:

@@ -24,10 +24,10 @@ from typing import Any
 
 from annotations.importers.base import (
     ImportDataError,
+    ImportPlan,
     InputFile,
     ItemRow,
     Origin,
-    Plan,
     array_lines,
     json_lines,
     json_type,
@@ -51,7 +51,7 @@ EXAMPLE_KEYS = {"Positive Examples": "positive_examples", "Negative Examples": "
 MISSING_PREDICTIONS_SHOWN = 5
 
 
-def parse(file: InputFile, *, predictions: InputFile | None = None, post_edit_input: bool = False) -> Plan:
+def parse(file: InputFile, *, predictions: InputFile | None = None, post_edit_input: bool = False) -> ImportPlan:
     if predictions is not None and post_edit_input:
         raise ImportDataError(
             "give a predictions file or post-edit the instance inputs, not both", file=predictions.name
@@ -83,7 +83,7 @@ def parse(file: InputFile, *, predictions: InputFile | None = None, post_edit_in
     described["definition"] = definition
     for key, name in EXAMPLE_KEYS.items():
         described[name] = _examples(task, key, file, text)
-    plan = Plan(fmt="natinst", task_type=task_type, project_meta={"natinst": described})
+    plan = ImportPlan(fmt="natinst", task_type=task_type, project_meta={"natinst": described})
 
     lines = array_lines(text, "Instances")
     rows = [

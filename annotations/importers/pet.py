@@ -25,10 +25,10 @@ import re
 from annotations.importers import study
 from annotations.importers.base import (
     ImportDataError,
+    ImportPlan,
     InputFile,
     ItemRow,
     Origin,
-    Plan,
     PostEditRow,
     content_id,
     effort_value,
@@ -76,7 +76,7 @@ def data_files(files: list[InputFile]) -> tuple[list[InputFile], list[str]]:
     return kept, [f.name for f in files if not is_data_file(f.name)]
 
 
-def parse(files: list[InputFile], *, annotator_prefix: str = "") -> Plan:
+def parse(files: list[InputFile], *, annotator_prefix: str = "") -> ImportPlan:
     headers = [f for f in files if f.basename == HEADER_FILE]
     if not headers:
         names = ", ".join(f.name for f in files) or "nothing"
@@ -90,7 +90,7 @@ def parse(files: list[InputFile], *, annotator_prefix: str = "") -> Plan:
     if not editors:
         raise ImportDataError("no post-editor files next to the header", file=header.name)
 
-    plan = Plan(fmt="pet", definition_version=DEFINITION_VERSION)
+    plan = ImportPlan(fmt="pet", definition_version=DEFINITION_VERSION)
     segments: dict[str, ItemRow] = {}
     for editor in editors:
         annotator = annotator_prefix + editor.basename

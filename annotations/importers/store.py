@@ -26,7 +26,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
-from annotations.importers.base import ImportDataError, ItemRow, Origin, Plan, PostEditRow
+from annotations.importers.base import ImportDataError, ImportPlan, ItemRow, Origin, PostEditRow
 from annotations.importers.study import output_name
 from annotations.models import Assignment, Item, PostEdit, Project
 from annotations.roles import ANNOTATOR, is_annotator, set_role
@@ -68,7 +68,7 @@ class ImportReport:
         return "\n".join(lines)
 
 
-def plan_store(*, project: Project, plan: Plan, report: ImportReport) -> None:
+def plan_store(*, project: Project, plan: ImportPlan, report: ImportReport) -> None:
     """Check the plan against itself and the project, then write it; raises before writing."""
     _check_plan(plan)
     declared, new_conditions = _conditions(project, plan)
@@ -97,7 +97,7 @@ def _fail(message: str, origin: Origin, field: str | None = None) -> ImportDataE
     return ImportDataError(message, file=origin.file, line=origin.line, field=field)
 
 
-def _check_plan(plan: Plan) -> None:
+def _check_plan(plan: ImportPlan) -> None:
     seen: dict[str, Origin] = {}
     places: dict[tuple[str, int], ItemRow] = {}
     for row in plan.items:
@@ -215,7 +215,7 @@ def _check_positions(project: Project, rows: list[ItemRow], new_rows: list[ItemR
             row.document_position = last[row.document]
 
 
-def _check_design(plan: Plan) -> None:
+def _check_design(plan: ImportPlan) -> None:
     """Outputs are text under valid names; highlight spans lie inside the output they are over."""
     for row in plan.items:
         for name, text in row.outputs.items():
@@ -239,7 +239,7 @@ def _check_design(plan: Plan) -> None:
             row.highlights[name] = [list(span) for span in parsed]
 
 
-def _conditions(project: Project, plan: Plan) -> tuple[dict[str, Condition], list[Condition]]:
+def _conditions(project: Project, plan: ImportPlan) -> tuple[dict[str, Condition], list[Condition]]:
     """The conditions the plan's post-edits name, each declared on the project or declared now.
 
     A condition the project lacks is declared when the file says what its post-editors started
@@ -282,7 +282,7 @@ def _conditions(project: Project, plan: Plan) -> tuple[dict[str, Condition], lis
     return declared, new
 
 
-def _shown_output(name: str, plan: Plan) -> tuple[bool, str | None]:
+def _shown_output(name: str, plan: ImportPlan) -> tuple[bool, str | None]:
     """(whether the file tells, the output condition `name` showed: None for an empty editor)."""
     texts = [row.started_from[name][0] for row in plan.items if name in row.started_from]
     if texts:
@@ -292,7 +292,7 @@ def _shown_output(name: str, plan: Plan) -> tuple[bool, str | None]:
     return False, None
 
 
-def _starting_texts(plan: Plan, declared: dict[str, Condition]) -> dict[tuple[str, str], str]:
+def _starting_texts(plan: ImportPlan, declared: dict[str, Condition]) -> dict[tuple[str, str], str]:
     """The text each post-edit with a condition started from (its PostEdit.original_text); fills
     items' outputs from a start_text column and model outputs left to the outputs."""
     for row in plan.items:
@@ -397,7 +397,7 @@ def _existing_post_edits(
     return same
 
 
-def _update_project(project: Project, plan: Plan, report: ImportReport, new_conditions: list[Condition]) -> None:
+def _update_project(project: Project, plan: ImportPlan, report: ImportReport, new_conditions: list[Condition]) -> None:
     """Fill what the file defines without overwriting what the project already has."""
     changed: list[str] = []
     if new_conditions:
@@ -468,7 +468,7 @@ def _annotator_account(name: str, user, report: ImportReport):
 
 
 def _create_post_edits(
-    plan: Plan,
+    plan: ImportPlan,
     rows: list[PostEditRow],
     item_ids: dict[str, int],
     users: dict,

@@ -35,10 +35,10 @@ from django.conf import settings
 from annotations.importers import study
 from annotations.importers.base import (
     ImportDataError,
+    ImportPlan,
     InputFile,
     ItemRow,
     Origin,
-    Plan,
     PostEditRow,
     content_id,
     effort_value,
@@ -161,11 +161,11 @@ def _check_targets(targets: set[str], file: str) -> None:
         raise fail(f"a finished study ({', '.join(sorted(study))}) needs both edited and annotator", missing)
 
 
-def parse(file: InputFile, *, mapping: dict[str, str]) -> Plan:
+def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
     columns, rows = _read(file)
     resolved = resolve_mapping(columns, mapping, file.name)
     finished = "edited" in resolved
-    plan = Plan(fmt="table", definition_version=DEFINITION_VERSION if finished else "")
+    plan = ImportPlan(fmt="table", definition_version=DEFINITION_VERSION if finished else "")
     items: dict[str, ItemRow] = {}
     for line, record in rows:
         origin = Origin(file.name, line)

@@ -46,14 +46,14 @@ def item_create_bulk(*, project: Project, items: Sequence[dict[str, Any]]) -> It
     instruction draw and re-import policy: an identical item already there is skipped,
     the same external_id with other text is refused). Nothing is stored on error."""
     # Imported here so a problem in the importers cannot break the other admin services.
-    from annotations.importers.base import ImportDataError, Origin, Plan
+    from annotations.importers.base import ImportDataError, ImportPlan, Origin
     from annotations.importers.store import ImportReport, plan_store
 
     report = ImportReport(project=project.name, fmt="api", files=["items"])
     project = Project.objects.select_for_update().get(pk=project.pk)
     try:
         rows = [_row(item, Origin(file="items", line=number)) for number, item in enumerate(items, start=1)]
-        plan_store(project=project, plan=Plan(fmt="api", items=rows), report=report)
+        plan_store(project=project, plan=ImportPlan(fmt="api", items=rows), report=report)
     except ImportDataError as exc:
         index = "" if exc.line is None else f"[{exc.line - 1}]"
         # The store names a document position as the table's column does; the API's field is document_position.
