@@ -85,9 +85,11 @@ def site(live_server):
     app = httpd.get_app()
     if connection.vendor == "sqlite" and connection.is_in_memory_db() and not getattr(app, "editlab_serial", False):
 
+        inner = app
+
         def serial(environ, start_response):
             with _SERIAL_LOCK:
-                return app(environ, start_response)
+                return inner(environ, start_response)
 
         serial.editlab_serial = True
         app = serial
