@@ -145,3 +145,50 @@ def idle_sensitivity(
         return figure
 
     return _render(build, fmt)
+
+
+def condition_distributions(
+    groups: dict[str, np.ndarray],
+    *,
+    title: str,
+    ylabel: str,
+    means: dict[str, tuple[float, float] | None] | None = None,
+    fmt: str = "svg",
+) -> bytes:
+    """One box per condition (quartiles, whiskers at 1.5 IQR) over its jittered points, the mean as a
+    diamond with its 95% interval when given (condition -> (low, high))."""
+
+    def build() -> Figure:
+        names = list(groups)
+        figure = Figure(figsize=(max(3.6, 1.1 * len(names) + 1.8), 3.4))
+        axes = figure.add_subplot()
+        values = [np.asarray(groups[name], dtype=float) for name in names]
+        rng = np.random.default_rng(0)
+        for position, ys in enumerate(values, start=1):
+            shown = ys[sample_indices(ys.size, limit=MAX_POINTS // max(len(names), 1))]
+            xs = position + rng.uniform(-0.18, 0.18, shown.size)
+            axes.scatter(xs, shown, s=5, alpha=0.3, linewidths=0, color="#2458a6")
+        if any(v.size for v in values):
+            axes.boxplot(
+                [v if v.size else np.array([np.nan]) for v in values],
+                positions=range(1, len(names) + 1),
+                widths=0.5,
+                showfliers=False,
+                medianprops={"color": "#d9822b", "linewidth": 1.5},
+            )
+        for position, (name, ys) in enumerate(zip(names, values, strict=True), start=1):
+            if not ys.size:
+                continue
+            interval = (means or {}).get(name)
+            axes.plot([position], [float(ys.mean())], marker="D", markersize=5, color="#a33", zorder=3)
+            if interval is not None:
+                axes.plot([position, position], list(interval), color="#a33", linewidth=2, zorder=3)
+        axes.set_xticks(
+            range(1, len(names) + 1),
+            labels=[f"{name}\n(n = {v.size:,})" for name, v in zip(names, values, strict=True)],
+        )
+        axes.set_ylabel(ylabel)
+        axes.set_title(title)
+        return figure
+
+    return _render(build, fmt)

@@ -21,17 +21,23 @@ from dataclasses import asdict, dataclass, field
 import pandas as pd
 from django.db.models import Count, Max
 
+from annotations.design import DesignError
 from annotations.models import DEFINITION_VERSION, PostEdit, Project
 from metrics.analysis import (
     DEFAULT_SETTINGS,
     EDITED_LENGTH,
     ORIGINAL_LENGTH,
     Analysis,
+    BaselineError,
+    ConditionAnalysis,
     Settings,
     analyze,
+    analyze_conditions,
     correlations_with,
     plain,
+    word_counts,
 )
+from metrics.analysis.conditions import CONDITION, WORDS, pick_baseline
 from metrics.models import MetricValue
 from metrics.selectors import (
     TARGETS,
@@ -42,6 +48,7 @@ from metrics.selectors import (
     metric_column,
     post_edit_frame,
     post_edit_queryset,
+    practice_count,
     stored_metric_names,
 )
 
@@ -65,6 +72,7 @@ class Selection:
     origin: str = ""
     exclude_flagged: bool = False
     idle_threshold_s: float | None = None  # active time recomputed from the event logs at this threshold
+    include_practice: bool = False  # practice items' post-edits are left out unless asked for
 
     @property
     def target_column(self) -> str:
@@ -79,6 +87,7 @@ class Selection:
             "task_type": self.task_type or None,
             "origin": self.origin or None,
             "exclude_flagged": self.exclude_flagged,
+            "include_practice": self.include_practice,
         }
 
     def as_params(self) -> dict[str, str | list[str]]:
@@ -94,6 +103,8 @@ class Selection:
             params["exclude_flagged"] = "1"
         if self.idle_threshold_s is not None:
             params["idle_threshold"] = f"{self.idle_threshold_s:g}"
+        if self.include_practice:
+            params["include_practice"] = "1"
         return params
 
     def describe(self) -> dict:
@@ -108,6 +119,7 @@ class Selection:
             "origin": self.origin or None,
             "exclude_flagged": self.exclude_flagged,
             "idle_threshold_s": self.idle_threshold_s,
+            "include_practice": self.include_practice,
         }
 
 
@@ -135,12 +147,16 @@ class Report:
     messages: list[str] = field(default_factory=list)
     flagged: int = 0  # flagged post-edits in the selection (before any exclusion)
     idle_sensitivity: IdleSensitivity | None = None
+    practice: int = 0  # post-edits of practice items in the selection (before any exclusion)
+    conditions: ConditionAnalysis | None = None  # when the selection's edits carry conditions
 
     def to_dict(self) -> dict:
         data = self.analysis.to_dict()
         data["selection"] = self.selection.describe()
         data["messages"] = self.messages + data["messages"]
         data["flagged"] = {"in_selection": self.flagged, "excluded": self.selection.exclude_flagged}
+        data["practice"] = {"in_selection": self.practice, "excluded": not self.selection.include_practice}
+        data["conditions"] = self.conditions.to_dict() if self.conditions else None
         data["idle_sensitivity"] = plain(asdict(self.idle_sensitivity)) if self.idle_sensitivity else None
         return data
 
@@ -163,6 +179,7 @@ def selection_build(
     origin: str | None = None,
     exclude_flagged: bool = False,
     idle_threshold_s: float | str | None = None,
+    include_practice: bool = False,
 ) -> Selection:
     """Validate the selection parameters; a SelectionError names the bad one and the choices."""
     texts = {
@@ -199,6 +216,7 @@ def selection_build(
         origin=origin,
         exclude_flagged=bool(exclude_flagged),
         idle_threshold_s=_idle_threshold(idle_threshold_s, target),
+        include_practice=bool(include_practice),
     )
 
 
@@ -264,10 +282,41 @@ def selection_from_query(*, project: Project, query: Mapping) -> Selection:
         origin=query.get("origin"),
         exclude_flagged=query.get("exclude_flagged", "") in CHECKED,
         idle_threshold_s=query.get("idle_threshold"),
+        include_practice=query.get("include_practice", "") in CHECKED,
     )
 
 
 CHECKED = ("1", "on", "true")
+
+
+MAX_BASELINE = 200
+
+
+def declared_conditions(project: Project) -> list[str]:
+    """The project's declared condition names, in order (none when the stored JSON is malformed)."""
+    try:
+        return [condition.name for condition in project.declared_conditions()]
+    except DesignError:
+        return []
+
+
+def baseline_build(*, selection: Selection, baseline: str | None) -> str | None:
+    """The baseline condition asked for (None: the first declared one); a SelectionError when it is
+    neither declared nor the condition of an edit in the selection, listing the valid ones."""
+    baseline = (baseline or "").strip()
+    if not baseline:
+        return None
+    if "\x00" in baseline:
+        raise SelectionError("baseline contains a NUL character")
+    present = post_edit_queryset(**selection.filters).exclude(condition="").values_list(CONDITION, flat=True)
+    try:
+        return pick_baseline(
+            baseline[: MAX_BASELINE + 1],
+            conditions=sorted(set(present)),
+            declared=declared_conditions(selection.project),
+        )
+    except BaselineError as exc:
+        raise SelectionError(str(exc)) from None
 
 
 def settings_from_query(*, selection: Selection, query: Mapping) -> Settings:
@@ -334,6 +383,7 @@ class SelectionData:
     directions: dict[str, str]
     messages: list[str]
     flagged: int = 0
+    practice: int = 0  # practice post-edits in the selection, whether left out or not
 
 
 def selection_data(*, selection: Selection, use_cache: bool = True) -> SelectionData:
@@ -343,10 +393,13 @@ def selection_data(*, selection: Selection, use_cache: bool = True) -> Selection
     return _cached(key, lambda: _load(selection), use_cache)
 
 
-def report_build(*, selection: Selection, settings: Settings | None = None, use_cache: bool = True) -> Report:
-    """The analysis of a selection, from the cache when its data has not changed."""
+def report_build(
+    *, selection: Selection, settings: Settings | None = None, baseline: str | None = None, use_cache: bool = True
+) -> Report:
+    """The analysis of a selection, from the cache when its data has not changed; with the
+    comparison of conditions when its edits carry any (against `baseline`, checked by baseline_build)."""
     settings = settings or Settings()
-    key = _cache_key("report", selection.describe(), repr(settings), _fingerprint(selection))
+    key = _cache_key("report", selection.describe(), repr(settings), baseline, _fingerprint(selection))
 
     def compute() -> Report:
         data = selection_data(selection=selection, use_cache=use_cache)
@@ -368,9 +421,26 @@ def report_build(*, selection: Selection, settings: Settings | None = None, use_
             idle_sensitivity=idle_sensitivity(selection=selection, data=data)
             if selection.target == "active_time"
             else None,
+            practice=data.practice,
+            conditions=_conditions(selection=selection, data=data, settings=settings, baseline=baseline),
         )
 
     return _cached(key, compute, use_cache)
+
+
+def _conditions(
+    *, selection: Selection, data: "SelectionData", settings: Settings, baseline: str | None
+) -> ConditionAnalysis | None:
+    if not (data.frame[CONDITION] != "").any():
+        return None
+    return analyze_conditions(
+        data.frame,
+        target=selection.target_column,
+        declared=declared_conditions(selection.project),
+        baseline=baseline,
+        time="active_ms" if selection.target == "active_time" else "wall_ms",
+        settings=settings,
+    )
 
 
 SENSITIVITY_THRESHOLDS_S = (5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -415,6 +485,8 @@ def _load(selection: Selection) -> SelectionData:
     frame = frame.rename(columns={metric_column(name, selection.variant): name for name in names})
     frame[ORIGINAL_LENGTH] = frame["original"].fillna("").str.len()
     frame[EDITED_LENGTH] = frame["edited"].fillna("").str.len()
+    frame[WORDS] = word_counts(frame["edited"])
+    frame[CONDITION] = frame[CONDITION].fillna("").astype(str)
     messages = []
     empty = [name for name in names if frame[name].isna().all()]
     if empty:
@@ -430,6 +502,11 @@ def _load(selection: Selection) -> SelectionData:
             f"{flagged} of {len(frame)} post-edits in this selection are flagged (clipped time, replay mismatch, "
             "event gap, uncorroborated keys, ...): they are included; exclude flagged leaves them out"
         )
+    practice = practice_count(post_edit_queryset(**{**filters, "include_practice": True}))
+    if practice and not selection.include_practice:
+        messages.append(
+            f"{practice} post-edit{'s' if practice > 1 else ''} of practice items left out (include practice keeps them)"
+        )
     frame[STORED_ACTIVE] = frame["active_ms"]
     if selection.idle_threshold_s is not None:
         messages += _recompute_active(frame, selection.idle_threshold_s)
@@ -441,11 +518,18 @@ def _load(selection: Selection) -> SelectionData:
             "definition_version",
             ORIGINAL_LENGTH,
             EDITED_LENGTH,
+            CONDITION,
+            WORDS,
             *metrics,
         ]
     ]
     return SelectionData(
-        frame=kept.copy(), metrics=metrics, directions=_directions(metrics), messages=messages, flagged=flagged
+        frame=kept.copy(),
+        metrics=metrics,
+        directions=_directions(metrics),
+        messages=messages,
+        flagged=flagged,
+        practice=practice,
     )
 
 

@@ -337,6 +337,9 @@ def analyze_conditions(
         return analysis
     if chosen not in order:
         return analysis
+    if not settings.mixed_models:
+        analysis.messages.append("mixed-effects models are off: no condition effects")
+        return analysis
     fit = {"baseline": chosen, "order": order, "confidence": settings.confidence, "engine": settings.mixed_engine}
     analysis.model = condition_model(
         *_model_rows(measured, target=target, condition=condition, annotator=annotator, item=item),

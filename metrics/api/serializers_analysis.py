@@ -7,7 +7,7 @@ for the OpenAPI schema; the README's "Analysis JSON" section documents the same 
 from rest_framework import serializers
 
 from metrics.analysis import Settings
-from metrics.reports import MAX_IDLE_THRESHOLD_S, ORIGINS
+from metrics.reports import MAX_BASELINE, MAX_IDLE_THRESHOLD_S, ORIGINS
 from metrics.selectors import TARGETS, VARIANTS
 
 _DEFAULTS = Settings()
@@ -42,6 +42,16 @@ class AnalysisQuerySerializer(serializers.Serializer):
         required=False, default=False, help_text="The mixed models explain log(time) (time targets only)."
     )
     mixed_models = serializers.BooleanField(required=False, default=True, help_text="Fit the mixed-effects models.")
+    include_practice = serializers.BooleanField(
+        required=False, default=False, help_text="Keep the post-edits of practice items (left out by default)."
+    )
+    baseline = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=MAX_BASELINE,
+        help_text="The condition the others are compared with; empty = the first declared condition.",
+    )
 
 
 class SelectionOutputSerializer(serializers.Serializer):
@@ -55,6 +65,7 @@ class SelectionOutputSerializer(serializers.Serializer):
     origin = serializers.CharField(allow_null=True)
     exclude_flagged = serializers.BooleanField()
     idle_threshold_s = serializers.FloatField(allow_null=True)
+    include_practice = serializers.BooleanField()
 
 
 class SettingsOutputSerializer(serializers.Serializer):
@@ -211,6 +222,69 @@ class IdleSensitivityOutputSerializer(serializers.Serializer):
     stored_equal = serializers.IntegerField(help_text="Recomputed at the project's threshold = the stored value.")
 
 
+class PracticeOutputSerializer(serializers.Serializer):
+    in_selection = serializers.IntegerField(help_text="Post-edits of practice items in the selection.")
+    excluded = serializers.BooleanField(help_text="They were left out (include_practice not set).")
+
+
+class ConditionSummaryOutputSerializer(serializers.Serializer):
+    condition = serializers.CharField()
+    n = serializers.IntegerField(help_text="Edits with a target value.")
+    items = serializers.IntegerField()
+    annotators = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    median = serializers.FloatField(allow_null=True)
+    ci = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        min_length=2,
+        max_length=2,
+        help_text="95% percentile bootstrap interval of the mean, items resampled as clusters.",
+    )
+    words = serializers.IntegerField(help_text="Words of the edited texts on the rows with a time.")
+    hours = serializers.FloatField(allow_null=True)
+    words_per_hour = serializers.FloatField(allow_null=True)
+
+
+class ConditionEffectOutputSerializer(serializers.Serializer):
+    condition = serializers.CharField()
+    estimate = serializers.FloatField(help_text="Difference from the baseline (target units, or log units).")
+    se = serializers.FloatField()
+    ci = serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2)
+    p = serializers.FloatField()
+    ratio = serializers.FloatField(allow_null=True, help_text="exp(estimate), for a model of log(time).")
+    ratio_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
+
+
+class ConditionModelOutputSerializer(serializers.Serializer):
+    formula = serializers.CharField()
+    n = serializers.IntegerField()
+    groups = serializers.DictField(child=serializers.IntegerField(), help_text="Random factor -> its levels.")
+    log_target = serializers.BooleanField()
+    intercept = serializers.FloatField(allow_null=True, help_text="The baseline's fitted mean.")
+    effects = serializers.ListField(child=ConditionEffectOutputSerializer())
+    variances = serializers.DictField(child=serializers.FloatField(), help_text="Random factors and residual.")
+    converged = serializers.BooleanField()
+    engine = serializers.CharField()
+    messages = serializers.ListField(child=serializers.CharField())
+
+
+class ConditionsOutputSerializer(serializers.Serializer):
+    target = serializers.CharField()
+    time = serializers.CharField(help_text="The time column words per hour divide by.")
+    baseline = serializers.CharField(allow_null=True)
+    conditions = serializers.ListField(child=serializers.CharField(), help_text="The baseline first.")
+    summaries = serializers.ListField(child=ConditionSummaryOutputSerializer())
+    model = ConditionModelOutputSerializer(allow_null=True, help_text="target ~ C(condition) + random intercepts.")
+    log_model = ConditionModelOutputSerializer(allow_null=True, help_text="The same on log(time), with log_time.")
+    left_out = serializers.IntegerField(help_text="Edits without a condition, left out.")
+    bootstrap_unit = serializers.ChoiceField(choices=["item", "row"])
+    resamples = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    words_from = serializers.CharField()
+    messages = serializers.ListField(child=serializers.CharField())
+
+
 class AnalysisOutputSerializer(serializers.Serializer):
     selection = SelectionOutputSerializer()
     target = serializers.CharField(help_text="The target column.")
@@ -228,3 +302,7 @@ class AnalysisOutputSerializer(serializers.Serializer):
     messages = serializers.ListField(child=serializers.CharField())
     flagged = FlaggedOutputSerializer()
     idle_sensitivity = IdleSensitivityOutputSerializer(allow_null=True, help_text="For the active_time target.")
+    practice = PracticeOutputSerializer()
+    conditions = ConditionsOutputSerializer(
+        allow_null=True, help_text="Effort by condition and the condition effects (when edits carry conditions)."
+    )

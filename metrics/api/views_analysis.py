@@ -16,7 +16,7 @@ from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
 from metrics.api import serializers_analysis as s
-from metrics.reports import SelectionError, report_build, selection_build, settings_build
+from metrics.reports import SelectionError, baseline_build, report_build, selection_build, settings_build
 from metrics.selectors import project_get
 
 
@@ -34,7 +34,10 @@ class ProjectAnalysisApi(APIView):
             "against the best metric, a mixed-effects model (annotator and item random intercepts; R² marginal "
             "and conditional); the metric x metric matrix; the effort model (OLS on metrics, text lengths and "
             "annotator) with drop-column contributions and grouped CV; for active_time, the idle-threshold "
-            "sensitivity. Edge cases (too few edits, constant or missing values, one annotator, post-edits "
+            "sensitivity; when the edits were made under conditions, effort per condition (n, mean, median, "
+            "item-bootstrap 95% CI, words per hour) and each condition's effect against the baseline in a mixed "
+            "model (and on log time with log_time). Practice items' post-edits are left out unless include_practice. "
+            "Edge cases (too few edits, constant or missing values, one annotator, post-edits "
             "without an event log) come back as messages."
         ),
         parameters=[s.AnalysisQuerySerializer],
@@ -64,7 +67,9 @@ class ProjectAnalysisApi(APIView):
                 origin=params["origin"],
                 exclude_flagged=params["exclude_flagged"],
                 idle_threshold_s=params["idle_threshold"],
+                include_practice=params["include_practice"],
             )
+            baseline = baseline_build(selection=selection, baseline=params["baseline"])
             settings = settings_build(
                 selection=selection,
                 k=params["k"],
@@ -76,5 +81,5 @@ class ProjectAnalysisApi(APIView):
             )
         except (SelectionError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
-        report = report_build(selection=selection, settings=settings)
+        report = report_build(selection=selection, settings=settings, baseline=baseline)
         return Response(s.AnalysisOutputSerializer(report.to_dict()).data)

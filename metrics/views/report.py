@@ -24,7 +24,17 @@ from django.views.decorators.http import require_GET
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import plots
-from metrics.analysis import Settings, correlate, correlation_matrix, fit_line, format_p, plain, summary_rows
+from metrics.analysis import (
+    Settings,
+    condition_rows,
+    correlate,
+    correlation_matrix,
+    fit_line,
+    format_p,
+    plain,
+    summary_rows,
+)
+from metrics.analysis.conditions import CONDITION
 from metrics.exports import neutralise_formula
 from metrics.gold_figures import gold_table_build
 from metrics.reports import (
@@ -33,6 +43,8 @@ from metrics.reports import (
     Report,
     Selection,
     SelectionError,
+    baseline_build,
+    declared_conditions,
     report_build,
     selection_data,
     selection_from_query,
@@ -50,7 +62,7 @@ from metrics.selectors import (
     task_types,
 )
 
-PLOT_KINDS = ("scatter", "heatmap", "effort", "idle")
+PLOT_KINDS = ("scatter", "heatmap", "effort", "idle", "conditions")
 NUMBER_FORMATS = ("csv", "json")
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
@@ -62,8 +74,9 @@ def _safe_name(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text).strip("_") or "report"
 
 
-def _query(selection: Selection, settings: Settings, **extra: str) -> str:
-    return urlencode({**selection.as_params(), **settings_params(settings), **extra}, doseq=True)
+def _query(selection: Selection, settings: Settings, baseline: str | None = None, **extra: str) -> str:
+    chosen = {"baseline": baseline} if baseline else {}
+    return urlencode({**selection.as_params(), **settings_params(settings), **chosen, **extra}, doseq=True)
 
 
 @login_required
@@ -94,28 +107,33 @@ def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
             "exclude_flagged": request.GET.get("exclude_flagged", "") in CHECKED,
             "log_time": request.GET.get("log_time", "") in CHECKED,
             "idle_threshold": request.GET.get("idle_threshold", ""),
+            "include_practice": request.GET.get("include_practice", "") in CHECKED,
+            "baseline": request.GET.get("baseline", ""),
         },
+        "declared_conditions": declared_conditions(project),
     }
     status = 200
     try:
         selection = selection_from_query(project=project, query=request.GET)
         settings = settings_from_query(selection=selection, query=request.GET)
+        baseline = baseline_build(selection=selection, baseline=request.GET.get("baseline"))
     except SelectionError as exc:
         context["error"] = str(exc)
         status = 200 if request.htmx else 400  # htmx swaps only 2xx bodies: show the message in place
     else:
-        context.update(_report_context(report_build(selection=selection, settings=settings), project))
+        report = report_build(selection=selection, settings=settings, baseline=baseline)
+        context.update(_report_context(report, project, baseline))
     template = "metrics/report_body.html" if request.htmx else "metrics/report.html"
     return render(request, template, context, status=status)
 
 
-def _report_context(report: Report, project: Project) -> dict:
+def _report_context(report: Report, project: Project, baseline: str | None = None) -> dict:
     analysis = report.analysis
-    query = _query(report.selection, analysis.settings)
+    query = _query(report.selection, analysis.settings, baseline)
     plot_base = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "KIND", "fmt": "FMT"})
 
     def plot_urls(kind: str, **extra: str) -> dict:
-        q = _query(report.selection, analysis.settings, **extra)
+        q = _query(report.selection, analysis.settings, baseline, **extra)
         base = plot_base.replace("KIND", kind)
         return {fmt: f"{base.replace('FMT', fmt)}?{q}" for fmt in ("svg", "png", "csv", "json")}
 
@@ -180,13 +198,32 @@ def _report_context(report: Report, project: Project) -> dict:
         "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
         "query": query,
         "gold": gold_table_build(selection=report.selection),
+        **_conditions_context(report, plot_urls),
     }
 
 
-def _selection_or_400(request: HttpRequest, project: Project) -> tuple[Selection, Settings] | HttpResponse:
+def _conditions_context(report: Report, plot_urls) -> dict:
+    """The Conditions section: shown when the selection's edits were made under two conditions or more."""
+    conditions = report.conditions
+    if conditions is None or len(conditions.conditions) < 2:
+        return {"conditions": None}
+    models = [m for m in (conditions.model, conditions.log_model) if m is not None]
+    return {
+        "conditions": conditions,
+        "condition_rows": [
+            {**row, "effect_p_text": format_p(row["effect_p"]), "log_effect_p_text": format_p(row["log_effect_p"])}
+            for row in condition_rows(conditions)
+        ],
+        "condition_messages": conditions.messages + [f"{m.formula}: {text}" for m in models for text in m.messages],
+        "conditions_plot": plot_urls("conditions"),
+    }
+
+
+def _selection_or_400(request: HttpRequest, project: Project) -> tuple[Selection, Settings, str | None] | HttpResponse:
     try:
         selection = selection_from_query(project=project, query=request.GET)
-        return selection, settings_from_query(selection=selection, query=request.GET)
+        settings = settings_from_query(selection=selection, query=request.GET)
+        return selection, settings, baseline_build(selection=selection, baseline=request.GET.get("baseline"))
     except SelectionError as exc:
         return HttpResponseBadRequest(f"Bad selection: {exc}", content_type="text/plain; charset=utf-8")
 
@@ -224,8 +261,8 @@ def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse
     chosen = _selection_or_400(request, project)
     if isinstance(chosen, HttpResponse):
         return chosen
-    selection, settings = chosen
-    report = report_build(selection=selection, settings=settings)
+    selection, settings, baseline = chosen
+    report = report_build(selection=selection, settings=settings, baseline=baseline)
     filename = f"{_safe_name(project.name)}-{selection.target}-analysis"
     if fmt == "json":
         return _json_response(report.to_dict(), filename)
@@ -242,7 +279,12 @@ def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> H
     chosen = _selection_or_400(request, project)
     if isinstance(chosen, HttpResponse):
         return chosen
-    selection, settings = chosen
+    selection, settings, baseline = chosen
+    if kind == "conditions":
+        try:
+            return _conditions(selection, settings, baseline, fmt)
+        except _PlotError as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     draw = {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort, "idle": _idle}[kind]
     try:
         return draw(selection, settings, request.GET, fmt)
@@ -385,5 +427,31 @@ def _idle(selection: Selection, settings: Settings, query, fmt: str) -> HttpResp
         sensitivity.metrics,
         fmt=fmt,
         title=f"{selection.project.name}: r with active time by idle threshold (n = {sensitivity.n:,})",
+    )
+    return _figure_response(content, fmt, filename)
+
+
+def _conditions(selection: Selection, settings: Settings, baseline: str | None, fmt: str) -> HttpResponse:
+    """Per-condition distributions of the target (the rows the condition analysis uses), with each mean's interval."""
+    report = report_build(selection=selection, settings=settings, baseline=baseline)
+    conditions = report.conditions
+    if conditions is None or len(conditions.conditions) < 2:
+        raise _PlotError("the edits of this selection were not made under two conditions or more")
+    target = selection.target_column
+    filename = f"{_safe_name(selection.project.name)}-conditions-{target}"
+    if fmt == "csv":
+        return _csv_response(condition_rows(conditions), filename)
+    if fmt == "json":
+        return _json_response({"selection": selection.describe(), **conditions.to_dict()}, filename)
+    frame = report.frame[report.frame[CONDITION] != ""]
+    groups = {
+        name: frame.loc[frame[CONDITION] == name, target].dropna().to_numpy(float) for name in conditions.conditions
+    }
+    content = plots.condition_distributions(
+        groups,
+        means={s.condition: s.ci for s in conditions.summaries},
+        fmt=fmt,
+        title=f"{selection.project.name}: {target} by condition (baseline {conditions.baseline})",
+        ylabel=target,
     )
     return _figure_response(content, fmt, filename)

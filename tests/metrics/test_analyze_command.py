@@ -77,6 +77,7 @@ def test_json_has_the_documented_schema_and_independent_values(study):
         "origin": None,
         "exclude_flagged": False,
         "idle_threshold_s": None,
+        "include_practice": False,
     }
     assert data["flagged"] == {"in_selection": 0, "excluded": False}
     assert data["idle_sensitivity"] is None  # for the active_time target only

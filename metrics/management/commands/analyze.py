@@ -1,11 +1,14 @@
 """python manage.py analyze --project NAME --target TARGET [--variant V] [--annotators a,b]
-[--task-type T] [--origin O] [--exclude-flagged] [--idle-threshold S] [--log-time] [--no-mixed]
-[--format table|json|csv]
+[--task-type T] [--origin O] [--exclude-flagged] [--include-practice] [--idle-threshold S] [--log-time]
+[--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
 per metric Pearson r (p, 95% CI, per annotator), Spearman rho, 5-NN R² (published split
 and repeated CV), Williams's test against the best metric, the metric matrix and the
-effort model. The JSON schema is documented in the README ("Analysis JSON").
+effort model; when the edits were made under conditions, effort per condition and each
+condition's effect against the baseline (--baseline, default the first declared condition).
+Practice items' post-edits are left out unless --include-practice. The JSON schema is
+documented in the README ("Analysis JSON"); conditions-csv prints one row per condition.
 """
 
 import csv
@@ -15,12 +18,20 @@ import json
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Project
-from metrics.analysis import Analysis, format_p, summary_rows
+from metrics.analysis import Analysis, ConditionAnalysis, condition_rows, format_p, summary_rows
 from metrics.exports import neutralise_formula
-from metrics.reports import ORIGINS, Report, SelectionError, report_build, selection_build, settings_build
+from metrics.reports import (
+    ORIGINS,
+    Report,
+    SelectionError,
+    baseline_build,
+    report_build,
+    selection_build,
+    settings_build,
+)
 from metrics.selectors import TARGETS, VARIANTS
 
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "conditions-csv")
 
 
 class Command(BaseCommand):
@@ -49,6 +60,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--log-time", action="store_true", help="mixed models of log(time) (time targets only)")
         parser.add_argument("--no-mixed", action="store_true", help="skip the mixed-effects models")
+        parser.add_argument(
+            "--include-practice",
+            action="store_true",
+            help="keep the post-edits of practice items (left out by default)",
+        )
+        parser.add_argument(
+            "--baseline",
+            default="",
+            metavar="CONDITION",
+            help="the condition the others are compared with (default: the first declared condition)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -66,7 +88,9 @@ class Command(BaseCommand):
                 origin=options["origin"],
                 exclude_flagged=options["exclude_flagged"],
                 idle_threshold_s=options["idle_threshold"],
+                include_practice=options["include_practice"],
             )
+            baseline = baseline_build(selection=selection, baseline=options["baseline"])
             settings = settings_build(
                 selection=selection,
                 k=options["k"],
@@ -78,15 +102,21 @@ class Command(BaseCommand):
             )
         except (SelectionError, ValueError) as exc:
             raise CommandError(str(exc)) from None
-        report = report_build(selection=selection, settings=settings, use_cache=False)
-        {"json": self._json, "csv": self._csv, "table": self._table}[options["format"]](report)
+        report = report_build(selection=selection, settings=settings, baseline=baseline, use_cache=False)
+        formats = {"json": self._json, "csv": self._csv, "table": self._table, "conditions-csv": self._conditions_csv}
+        formats[options["format"]](report)
 
     def _json(self, report: Report) -> None:
         self.stdout.write(json.dumps(report.to_dict(), indent=2, allow_nan=False))
 
     def _csv(self, report: Report) -> None:
-        rows = summary_rows(report.analysis)
-        columns = list(dict.fromkeys(key for row in rows for key in row)) or ["metric"]
+        self._write_csv(summary_rows(report.analysis), first="metric")
+
+    def _conditions_csv(self, report: Report) -> None:
+        self._write_csv(condition_rows(report.conditions) if report.conditions else [], first="condition")
+
+    def _write_csv(self, rows: list[dict], *, first: str) -> None:
+        columns = list(dict.fromkeys(key for row in rows for key in row)) or [first]
         buffer = io.StringIO()
         # RFC 4180 line ends: a cell holding a lone CR is then quoted (with "\n" it went out bare and split the row).
         writer = csv.writer(buffer, lineterminator="\r\n")
@@ -122,9 +152,20 @@ class Command(BaseCommand):
         if report.idle_sensitivity is not None:
             out("")
             out(_sensitivity_table(report))
+        conditions = report.conditions
+        if conditions is not None and len(conditions.conditions) >= 2:
+            out("")
+            out(_conditions_table(conditions))
         messages = (
             report.messages
             + analysis.messages
+            + (conditions.messages if conditions else [])
+            + [
+                f"{model.formula}: {message}"
+                for model in ((conditions.model, conditions.log_model) if conditions else ())
+                if model
+                for message in model.messages
+            ]
             + [f"{name}: {message}" for name, result in analysis.metrics.items() for message in result.messages]
         )
         if messages:
@@ -244,6 +285,49 @@ def _mixed_table(analysis: Analysis) -> str:
         "standardised coefficient, R² marginal/conditional after Nakagawa & Schielzeth):"
     )
     return title + "\n\n" + _align(rows)
+
+
+def _conditions_table(conditions: ConditionAnalysis) -> str:
+    unit = conditions.bootstrap_unit
+    header = ["condition", "n", "items", "annotators", "mean", f"95% CI ({unit} bootstrap)", "median", "words/hour"]
+    header += ["effect vs baseline", "95% CI", "p"]
+    log = conditions.log_model is not None
+    if log:
+        header += ["time ratio", "95% CI", "p"]
+    rows = [header]
+    for row in condition_rows(conditions):
+        baseline = "baseline" if row["baseline"] else "-"
+        cells = [
+            row["condition"],
+            str(row["n"]),
+            str(row["items"]),
+            str(row["annotators"]),
+            _num(row["mean"]),
+            _interval(row["mean_ci_low"], row["mean_ci_high"]),
+            _num(row["median"]),
+            _num(row["words_per_hour"], 1),
+            _num(row["effect"]) if row["effect"] is not None else baseline,
+            _interval(row["effect_ci_low"], row["effect_ci_high"]),
+            format_p(row["effect_p"]),
+        ]
+        if log:
+            cells += [
+                _num(row["time_ratio"]) if row["time_ratio"] is not None else baseline,
+                _interval(row["time_ratio_ci_low"], row["time_ratio_ci_high"]),
+                format_p(row["log_effect_p"]),
+            ]
+        rows.append(cells)
+    model = conditions.model
+    formula = f"{model.formula}, REML" if model else "no model"
+    title = (
+        f"Conditions (target {conditions.target}; baseline {conditions.baseline}; mixed model {formula}; "
+        f"words/hour = words of the edited text over summed {conditions.time}):"
+    )
+    return title + "\n\n" + _align(rows)
+
+
+def _interval(low, high) -> str:
+    return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
 
 def _sensitivity_table(report: Report) -> str:
