@@ -112,7 +112,7 @@ class ConditionAnalysis:
 
 def word_counts(texts: pd.Series) -> pd.Series:
     """Words of each text: whitespace-separated tokens (a script written without spaces counts as one per run)."""
-    return texts.fillna("").astype(str).str.split().str.len().astype(int)
+    return texts.fillna("").astype(str).map(lambda text: len(text.split())).astype(int)
 
 
 def condition_order(present: Sequence[str], declared: Sequence[str] = ()) -> list[str]:
@@ -340,18 +340,25 @@ def analyze_conditions(
     if not settings.mixed_models:
         analysis.messages.append("mixed-effects models are off: no condition effects")
         return analysis
-    fit = {"baseline": chosen, "order": order, "confidence": settings.confidence, "engine": settings.mixed_engine}
-    analysis.model = condition_model(
-        *_model_rows(measured, target=target, condition=condition, annotator=annotator, item=item),
-        target=target,
-        **fit,
-    )
+
+    def fit(rows: pd.DataFrame, *, log_target: bool) -> ConditionModel:
+        y, conditions, factors = _model_rows(rows, target=target, condition=condition, annotator=annotator, item=item)
+        return condition_model(
+            np.log(y) if log_target else y,
+            conditions,
+            factors,
+            baseline=chosen,
+            order=order,
+            target=target,
+            log_target=log_target,
+            confidence=settings.confidence,
+            engine=settings.mixed_engine,
+        )
+
+    analysis.model = fit(measured, log_target=False)
     if settings.log_target:
         positive = measured[measured[target] > 0]
-        y, conditions, factors = _model_rows(
-            positive, target=target, condition=condition, annotator=annotator, item=item
-        )
-        analysis.log_model = condition_model(np.log(y), conditions, factors, target=target, log_target=True, **fit)
+        analysis.log_model = fit(positive, log_target=True)
         dropped = len(measured) - len(positive)
         if dropped:
             analysis.log_model.messages.append(f"{dropped} rows with {target} <= 0 have no logarithm and were left out")
