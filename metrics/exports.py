@@ -6,11 +6,15 @@ no database cursor stays open between pages, and a streamed HTTP response holds 
 but the page in flight. Parquet is written one row group per page.
 
 Columns, in order: external_id, annotator, original, edited, source, task_type,
-instruction, origin, the effort fields under DESIGN.md's names, then what says whether the
+instruction, origin, the study design (document, document_position, condition, practice),
+the effort fields under DESIGN.md's names, then what says whether the
 effort can be trusted (uncorroborated_keys; flags, space-separated, e.g. "wall_clipped
 keys_uncorroborated"; definition_version, "1" or "2" for live edits), then one column per
 metric and variant (`compression`, `compression__with_references`, ...) for every metric
 with a stored value in the project. Missing values are empty (CSV) or null.
+
+Practice items' post-edits are left out unless include_practice: they warm participants up and
+are no part of the study (DESIGN.md, "Participant").
 
 CSV formula injection: a text cell starting with = + - @ tab or CR gets a leading
 apostrophe so spreadsheets show it as text. Numeric columns (effort figures, metric
@@ -26,9 +30,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.db.models import F
+from django.db.models import F, QuerySet
 
-from annotations.models import EFFORT_FIELDS, Project, original_text_of_post_edit
+from annotations.models import EFFORT_FIELDS, PostEdit, Project, original_text_of_post_edit
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
@@ -40,6 +44,9 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # = + - @ | (＝ ＋ － ＠ ｜ ﹦ ﹢ ﹣ ...). Leading spaces (any width) do not make a formula harmless.
 _MORE_FORMULA_STARTS = frozenset("|\n\u2212")
 _FORMULA_SIGNS = frozenset("=+-@|")
+# Where the item sits in a designed study (README: "The study design in imports").
+DESIGN_COLUMNS = ("document", "document_position", "condition", "practice")
+DESIGN_TEXT_COLUMNS = ("document", "condition")
 # After the effort figures: whether they can be trusted (README: "Replay and flags").
 QUALITY_COLUMNS = ("uncorroborated_keys", "flags", "definition_version")
 
@@ -69,6 +76,17 @@ def get_format(name: str) -> ExportFormat:
         raise ExportError(f"unknown export format {name!r}: choose one of {', '.join(FORMATS)}") from None
 
 
+FLAG_VALUES = {"": False, "0": False, "false": False, "off": False, "1": True, "true": True, "on": True}
+
+
+def parse_flag(value: str, *, name: str) -> bool:
+    """A yes/no query parameter; anything else is refused, naming the parameter."""
+    try:
+        return FLAG_VALUES[value.strip().lower()]
+    except KeyError:
+        raise ExportError(f"{name}: {value[:40]!r} is not one of 1, 0, true, false, on, off") from None
+
+
 @dataclass(frozen=True)
 class ExportSpec:
     """What to export: the selection and its metric columns, fixed before the first row."""
@@ -78,14 +96,25 @@ class ExportSpec:
     annotators: tuple[str, ...] = ()
     task_type: str | None = None
     origin: str | None = None
+    include_practice: bool = False
 
     @property
     def columns(self) -> list[str]:
-        return [*TEXT_COLUMNS, *EFFORT_FIELDS, *QUALITY_COLUMNS, *(c for c, _, _ in self.metric_columns)]
+        return [
+            *TEXT_COLUMNS,
+            *DESIGN_COLUMNS,
+            *EFFORT_FIELDS,
+            *QUALITY_COLUMNS,
+            *(c for c, _, _ in self.metric_columns),
+        ]
 
-    def queryset(self):
+    def queryset(self) -> QuerySet[PostEdit]:
         return post_edit_queryset(
-            project=self.project, annotators=self.annotators or None, task_type=self.task_type, origin=self.origin
+            project=self.project,
+            annotators=self.annotators or None,
+            task_type=self.task_type,
+            origin=self.origin,
+            include_practice=self.include_practice,
         )
 
 
@@ -96,8 +125,15 @@ def export_spec(
     task_type: str | None = None,
     origin: str | None = None,
     metrics: Sequence[str] | None = None,
+    include_practice: bool = False,
 ) -> ExportSpec:
-    base = post_edit_queryset(project=project, annotators=annotators, task_type=task_type, origin=origin)
+    base = post_edit_queryset(
+        project=project,
+        annotators=annotators,
+        task_type=task_type,
+        origin=origin,
+        include_practice=include_practice,
+    )
     names = list(metrics) if metrics is not None else stored_metric_names(base)
     return ExportSpec(
         project=project,
@@ -105,6 +141,7 @@ def export_spec(
         annotators=tuple(annotators or ()),
         task_type=task_type,
         origin=origin,
+        include_practice=include_practice,
     )
 
 
@@ -122,13 +159,16 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
         "task_type": F("assignment__item__task_type"),
         "item_instruction": F("assignment__item__instruction"),
         "drawn_instruction": F("assignment__item__drawn_instruction"),
+        "document": F("assignment__item__document"),
+        "document_position": F("assignment__item__document_position"),
+        "practice": F("assignment__item__practice"),
     }
     last_id = 0
     while True:
         page = list(
             spec.queryset()
             .filter(pk__gt=last_id)
-            .values("id", "origin", *EFFORT_FIELDS, *QUALITY_COLUMNS, **fields)[:page_size]
+            .values("id", "origin", "condition", *EFFORT_FIELDS, *QUALITY_COLUMNS, **fields)[:page_size]
         )
         if not page:
             return
@@ -153,6 +193,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
                 "task_type": row["task_type"],
                 "instruction": instruction,
                 "origin": row["origin"],
+                **{c: row[c] for c in DESIGN_COLUMNS},
                 **{f: row[f] for f in EFFORT_FIELDS},
                 "uncorroborated_keys": row["uncorroborated_keys"],
                 "flags": " ".join(row["flags"] or ()),
@@ -188,20 +229,23 @@ def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[byte
     writer = csv.writer(buffer, lineterminator="\r\n")
     columns = spec.columns
     writer.writerow(columns)
-    text_columns = {*TEXT_COLUMNS, "flags", "definition_version"}
+    text_columns = {*TEXT_COLUMNS, *DESIGN_TEXT_COLUMNS, "flags", "definition_version"}
     for rows in export_pages(spec, page_size=page_size):
         for row in rows:
-            writer.writerow(
-                [
-                    "" if row[c] is None else (neutralise_formula(row[c]) if c in text_columns else row[c])
-                    for c in columns
-                ]
-            )
+            writer.writerow([_csv_cell(row[c], text=c in text_columns) for c in columns])
         yield buffer.getvalue().encode("utf-8")
         buffer.seek(0)
         buffer.truncate()
     if buffer.tell():
         yield buffer.getvalue().encode("utf-8")
+
+
+def _csv_cell(value: object, *, text: bool) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, bool):  # as JSON spells it, not Python's True/False
+        return "true" if value else "false"
+    return neutralise_formula(value) if text and isinstance(value, str) else value
 
 
 def stream_jsonl(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
@@ -212,6 +256,8 @@ def stream_jsonl(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[by
 def parquet_schema(spec: ExportSpec) -> pa.Schema:
     return pa.schema(
         [pa.field(c, pa.string()) for c in TEXT_COLUMNS]
+        + [pa.field("document", pa.string()), pa.field("document_position", pa.int64())]
+        + [pa.field("condition", pa.string()), pa.field("practice", pa.bool_())]
         + [pa.field(f, pa.int64()) for f in EFFORT_FIELDS]
         + [pa.field("uncorroborated_keys", pa.int64()), pa.field("flags", pa.string())]
         + [pa.field("definition_version", pa.string())]

@@ -108,3 +108,6 @@ class MetricJobOutputSerializer(serializers.Serializer):
 
 class ExportInputSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=sorted(FORMATS), default="csv")
+    include_practice = serializers.BooleanField(
+        default=False, help_text="Also export the post-edits of practice items (left out by default)."
+    )

@@ -163,9 +163,9 @@ class ProjectExportApi(ValuesApiView):
     )
     def get(self, request: Request, pk: int):
         project = get_object_or_404(Project, pk=pk)
-        fmt = validated(s.ExportInputSerializer, request.query_params)["format"]
-        response = StreamingHttpResponse(
-            export_stream(export_spec(project=project), fmt), content_type=get_format(fmt).content_type
-        )
+        params = validated(s.ExportInputSerializer, request.query_params)
+        fmt = params["format"]
+        spec = export_spec(project=project, include_practice=params["include_practice"])
+        response = StreamingHttpResponse(export_stream(spec, fmt), content_type=get_format(fmt).content_type)
         response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
         return response

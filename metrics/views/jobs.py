@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from metrics import text as engine
-from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format
+from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format, parse_flag
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
@@ -150,10 +150,10 @@ def export_download(request: HttpRequest, project_id: int) -> HttpResponse:
     fmt = request.GET.get("format", "csv")
     try:
         export_format = get_format(fmt)
+        include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
     except ExportError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(
-        export_stream(export_spec(project=project), fmt), content_type=export_format.content_type
-    )
+    spec = export_spec(project=project, include_practice=include_practice)
+    response = StreamingHttpResponse(export_stream(spec, fmt), content_type=export_format.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
     return response

@@ -355,7 +355,10 @@ def formula_project(db) -> Project:
             assignment__item__model_output=formula,
             assignment__item__source=formula,
             assignment__item__task_type="@task",
+            assignment__item__document=formula,
+            assignment__item__document_position=n,
             assignment__annotator=annotator,
+            condition=formula,
             text=formula,
             keystrokes=n,
             wall_ms=1000 + n,
@@ -399,10 +402,14 @@ def test_csv_exports_neutralise_formulas_and_keep_numbers(formula_project, resea
     numeric |= {
         c
         for c in rows[0]
-        if c not in {"external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin"}
+        if c
+        not in {
+            *("external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin"),
+            *("document", "condition", "practice"),
+        }
     }
-    # external_id, annotator, original, edited, source of every row, task_type and instruction too.
-    assert _assert_neutralised(rows, numeric) >= 5 * len(FORMULAS)
+    # external_id, annotator, original, edited, source, document, condition of every row, task_type and instruction too.
+    assert _assert_neutralised(rows, numeric) >= 7 * len(FORMULAS)
     by_id = {row[0]: row for row in rows[1:]}
     assert by_id["'-2+3"][rows[0].index("levenshtein")] == "-0.5"  # the number, not "'-0.5"
     assert by_id["'-2+3"][rows[0].index("original")] == "'-2+3"

@@ -14,6 +14,7 @@ from tests.factories import MetricValueFactory, ProjectFactory, SubmittedPostEdi
 pytestmark = pytest.mark.django_db
 
 TEXT_COLUMNS = ["external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin"]
+DESIGN_COLUMNS = ["document", "document_position", "condition", "practice"]
 QUALITY_COLUMNS = ["uncorroborated_keys", "flags", "definition_version"]
 METRIC_COLUMNS = ["compression", "compression__with_references", "levenshtein", "levenshtein__with_references"]
 
@@ -62,13 +63,16 @@ def read(project, fmt: str) -> bytes:
 
 
 def test_columns_are_item_fields_texts_effort_and_one_per_metric_and_variant(project):
-    assert export_spec(project=project).columns == TEXT_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    assert (
+        export_spec(project=project).columns
+        == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    )
 
 
 def test_jsonl_rows_carry_exact_values(project):
     lines = read(project, "jsonl").decode().splitlines()
     first, second = (json.loads(line) for line in lines)
-    assert list(first) == TEXT_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    assert list(first) == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
     assert {k: first[k] for k in TEXT_COLUMNS} == {
         "external_id": "s1",
         "annotator": "anna",
@@ -119,7 +123,7 @@ def test_parquet_has_typed_columns_and_one_row_group_per_page(project):
     parquet = pq.ParquetFile(io.BytesIO(data))
     assert parquet.num_row_groups == 2  # page_size=1
     table = parquet.read()
-    assert table.column_names == TEXT_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    assert table.column_names == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
     assert table.column("flags").to_pylist() == ["wall_clipped keys_uncorroborated", ""]
     assert table.column("uncorroborated_keys").to_pylist() == [3, None]
     assert str(table.schema.field("wall_ms").type) == "int64"
@@ -135,7 +139,9 @@ def test_export_is_a_generator_of_pages(project):
     chunks = list(stream)
     assert len(chunks) == 2  # one chunk per page (the header rides with the first)
     assert chunks[1].startswith(b"'=HYPERLINK(1),anna,'-5 degrees,'@cmd,")
-    assert chunks[0].startswith(b"external_id,annotator,original,edited,source,task_type,instruction,origin,wall_ms")
+    assert chunks[0].startswith(
+        b"external_id,annotator,original,edited,source,task_type,instruction,origin,document,document_position,condition,practice,wall_ms"
+    )
 
 
 def test_the_command_writes_the_file(project, tmp_path):
@@ -143,7 +149,8 @@ def test_the_command_writes_the_file(project, tmp_path):
     out = io.StringIO()
     call_command("export", "--project", "study", "--format", "jsonl", "--output", str(target), stdout=out)
     assert (
-        out.getvalue().strip() == f"wrote 2 rows, {len(TEXT_COLUMNS) + len(EFFORT_FIELDS) + 3 + 4} columns to {target}"
+        out.getvalue().strip()
+        == f"wrote 2 rows, {len(TEXT_COLUMNS) + 4 + len(EFFORT_FIELDS) + 3 + 4} columns to {target}"
     )
     assert [json.loads(line)["external_id"] for line in target.read_text().splitlines()] == ["s1", "=HYPERLINK(1)"]
     assert not list(tmp_path.glob(".*partial"))

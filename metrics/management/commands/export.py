@@ -1,4 +1,4 @@
-"""python manage.py export --project NAME --format csv|jsonl|parquet --output FILE"""
+"""python manage.py export --project NAME --format csv|jsonl|parquet --output FILE [--include-practice]"""
 
 import os
 from pathlib import Path
@@ -16,13 +16,18 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="Project name.")
         parser.add_argument("--format", required=True, choices=sorted(FORMATS), dest="fmt")
         parser.add_argument("--output", required=True, help="File to write ('-' for standard output, csv/jsonl).")
+        parser.add_argument(
+            "--include-practice",
+            action="store_true",
+            help="also export practice items' post-edits (left out by default)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
             project = Project.objects.get(name=options["project"])
         except Project.DoesNotExist:
             raise CommandError(f"no project named {options['project']!r}") from None
-        spec = export_spec(project=project)
+        spec = export_spec(project=project, include_practice=options["include_practice"])
         output = options["output"]
         if output == "-":
             if options["fmt"] == "parquet":
