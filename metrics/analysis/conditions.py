@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from metrics.analysis.bootstrap import resample_counts
 from metrics.analysis.common import ANNOTATOR, DEFAULT_SETTINGS, ITEM, Settings, plain
@@ -231,7 +232,8 @@ def condition_model(
     if np.linalg.matrix_rank(design) < design.shape[1] or np.all(y == y[0]):
         model.messages.append("the conditions cannot be told apart on these rows (or the target is constant)")
         return model
-    with np.errstate(all="ignore"):
+    # As in the pipeline: the arrays are long and thin, BLAS threads only contend on a busy machine.
+    with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
         fit = _fit_statsmodels(design, y, used) if engine == "statsmodels" else _fit_reml(design, y, used)
     if fit is None:
         model.messages.append("the mixed model could not be fitted (singular design)")
