@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from django.conf import settings
 from django.db import models
@@ -45,6 +45,17 @@ class ImportDataError(Exception):
         if self.field:
             where += f", field {self.field!r}"
         return f"{where}: {self.message}"
+
+
+class Where(TypedDict):
+    """The place an error names, passed on as keywords (`**where`) to ImportDataError and the checks."""
+
+    file: str
+    line: int
+
+
+class WhereField(Where):
+    field: str
 
 
 @dataclass(frozen=True)
@@ -226,12 +237,12 @@ def scalar(text: str) -> Any:
     readers cannot hold) and finite floats only (JSON has no NaN: `1e400` stays text).
     """
     if _INT.fullmatch(text):
-        number = int(text)
-        return number if len(text) < 19 or -BIG_INT_MAX <= number <= BIG_INT_MAX else text
+        integer = int(text)
+        return integer if len(text) < 19 or -BIG_INT_MAX <= integer <= BIG_INT_MAX else text
     if _FLOAT.fullmatch(text):
-        number = float(text)
-        if math.isfinite(number):
-            return number
+        real = float(text)
+        if math.isfinite(real):
+            return real
     return text
 
 
@@ -247,6 +258,14 @@ def effort_max(name: str) -> int:
     return BIG_INT_MAX if isinstance(column, models.BigIntegerField) else INT_MAX
 
 
+def max_length(model: type[models.Model], name: str) -> int:
+    """The most characters the text column `name` holds (longer text is refused at import)."""
+    column = model._meta.get_field(name)
+    if not isinstance(column, models.CharField) or column.max_length is None:
+        raise TypeError(f"{model.__name__}.{name} is not a CharField with a max_length")
+    return column.max_length
+
+
 EFFORT_MAX = {name: effort_max(name) for name in EFFORT_FIELDS}
 
 
@@ -258,7 +277,7 @@ def effort_value(
     `unit` converts the file's unit to the column's (1000 for seconds into a `_ms` column);
     `written` is the value as the file spells it, for messages.
     """
-    where = {"file": file, "line": line, "field": field}
+    where: WhereField = {"file": file, "line": line, "field": field}
     label = _number_text(number) if written is None else written if len(written) <= 60 else written[:59] + "…"
     if not math.isfinite(number):
         raise ImportDataError(f"{label} is not a finite number", **where)
@@ -297,6 +316,13 @@ def json_type(value: Any) -> str:
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def _past_ws(text: str, pos: int) -> int:
+    """The first position at or after `pos` that is not JSON whitespace."""
+    match = _WS.match(text, pos)
+    assert match is not None  # the pattern matches the empty string, so it matches anywhere
+    return match.end()
+
+
 def array_lines(text: str, key: str) -> list[int]:
     """The line of each element of the top-level array `key` in a valid JSON object.
 
@@ -304,21 +330,21 @@ def array_lines(text: str, key: str) -> list[int]:
     """
     decoder = json.JSONDecoder()
     lines: list[int] = []
-    pos = _WS.match(text, 0).end()
+    pos = _past_ws(text, 0)
     if text[pos : pos + 1] != "{":
         return lines
     pos += 1
     while True:
-        pos = _WS.match(text, pos).end()
+        pos = _past_ws(text, pos)
         if text[pos : pos + 1] in ("}", ""):
             return lines
         name, pos = decoder.raw_decode(text, pos)
-        pos = _WS.match(text, _WS.match(text, pos).end() + 1).end()  # past ':'
+        pos = _past_ws(text, _past_ws(text, pos) + 1)  # past ':'
         if name == key and text[pos : pos + 1] == "[":
             lines, pos = _element_lines(text, pos + 1, decoder)
         else:
             _, pos = decoder.raw_decode(text, pos)
-        pos = _WS.match(text, pos).end()
+        pos = _past_ws(text, pos)
         if text[pos : pos + 1] == ",":
             pos += 1
 
@@ -327,13 +353,13 @@ def _element_lines(text: str, pos: int, decoder: json.JSONDecoder) -> tuple[list
     lines: list[int] = []
     line, counted = 1, 0
     while True:
-        pos = _WS.match(text, pos).end()
+        pos = _past_ws(text, pos)
         if text[pos : pos + 1] in ("]", ""):
             return lines, pos + 1
         line += text.count("\n", counted, pos)
         counted = pos
         lines.append(line)
         _, pos = decoder.raw_decode(text, pos)
-        pos = _WS.match(text, pos).end()
+        pos = _past_ws(text, pos)
         if text[pos : pos + 1] == ",":
             pos += 1

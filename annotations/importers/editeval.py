@@ -24,6 +24,7 @@ from annotations.importers.base import (
     InputFile,
     ItemRow,
     Origin,
+    Where,
     json_lines,
     json_type,
     require_str,
@@ -43,7 +44,7 @@ def parse(file: InputFile) -> ImportPlan:
 
 
 def _item(record: dict[str, Any], origin: Origin) -> ItemRow:
-    where = {"file": origin.file, "line": origin.line}
+    where: Where = {"file": origin.file, "line": origin.line}
     for name in REQUIRED:
         if name not in record:
             raise ImportDataError("required field is missing", field=name, **where)
@@ -75,7 +76,7 @@ def _item(record: dict[str, Any], origin: Origin) -> ItemRow:
     )
 
 
-def _tasks(record: dict[str, Any], where: dict[str, Any]) -> list[str]:
+def _tasks(record: dict[str, Any], where: Where) -> list[str]:
     """`tasks` (EditEval's feature) or `task_type` (its JSONL writer): a name or a list of names."""
     present = [name for name in ("tasks", "task_type") if name in record]
     if not present:

@@ -28,6 +28,7 @@ from annotations.importers.base import (
     InputFile,
     ItemRow,
     Origin,
+    Where,
     array_lines,
     json_lines,
     json_type,
@@ -96,6 +97,7 @@ def parse(file: InputFile, *, predictions: InputFile | None = None, post_edit_in
             row.meta["text_to_edit"] = "input"
         plan.items = rows
     else:
+        assert predictions is not None  # refused at the top when neither is given
         plan.items = _with_predictions(rows, predictions, file)
         missing = [row.external_id for row in rows if not row.model_output]
         if missing:
@@ -153,7 +155,7 @@ def _examples(task: dict[str, Any], key: str, file: InputFile, text: str) -> lis
 
 
 def _item(instance: Any, n: int, stem: str, task_type: str, definition: str, origin: Origin) -> ItemRow:
-    where = {"file": origin.file, "line": origin.line}
+    where: Where = {"file": origin.file, "line": origin.line}
     if not isinstance(instance, dict):
         raise ImportDataError(f"must be an object, got {json_type(instance)}", field=f"Instances[{n}]", **where)
     for name in ("input", "output"):
@@ -177,7 +179,7 @@ def _with_predictions(rows: list[ItemRow], predictions: InputFile, task: InputFi
     by_id = {row.external_id: row for row in rows}
     seen: dict[str, int] = {}
     for line, record in json_lines(predictions):
-        where = {"file": predictions.name, "line": line}
+        where: Where = {"file": predictions.name, "line": line}
         for name in ("id", "prediction"):
             if name not in record:
                 raise ImportDataError(

@@ -26,14 +26,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
-from annotations.importers.base import ImportDataError, ImportPlan, ItemRow, Origin, PostEditRow
+from annotations.importers.base import ImportDataError, ImportPlan, ItemRow, Origin, PostEditRow, max_length
 from annotations.importers.study import output_name
 from annotations.models import Assignment, Item, PostEdit, Project
 from annotations.roles import ANNOTATOR, is_annotator, set_role
 
 BULK_SIZE = 1000
-MAX_EXTERNAL_ID = Item._meta.get_field("external_id").max_length
-MAX_TASK_TYPE = Item._meta.get_field("task_type").max_length
+MAX_EXTERNAL_ID = max_length(Item, "external_id")
+MAX_TASK_TYPE = max_length(Item, "task_type")
 
 
 @dataclass
@@ -128,24 +128,24 @@ def _check_plan(plan: ImportPlan) -> None:
             )
     pairs: dict[tuple[str, str], Origin] = {}
     username = UnicodeUsernameValidator()
-    for row in plan.post_edits:
+    for post_edit in plan.post_edits:
         try:
-            username(row.annotator)
+            username(post_edit.annotator)
         except ValidationError:
             raise _fail(
-                f"annotator name {row.annotator!r} is not a valid username "
+                f"annotator name {post_edit.annotator!r} is not a valid username "
                 "(letters, digits and @ . + - _ only, at most 150 characters)",
-                row.origin,
+                post_edit.origin,
                 "annotator",
             ) from None
-        if len(row.annotator) > 150:
-            raise _fail("annotator name is longer than 150 characters", row.origin, "annotator")
-        first = pairs.setdefault((row.external_id, row.annotator), row.origin)
-        if first is not row.origin:
+        if len(post_edit.annotator) > 150:
+            raise _fail("annotator name is longer than 150 characters", post_edit.origin, "annotator")
+        first = pairs.setdefault((post_edit.external_id, post_edit.annotator), post_edit.origin)
+        if first is not post_edit.origin:
             raise _fail(
-                f"annotator {row.annotator!r} edits item {row.external_id!r} twice "
+                f"annotator {post_edit.annotator!r} edits item {post_edit.external_id!r} twice "
                 f"(first at {first.file}, line {first.line})",
-                row.origin,
+                post_edit.origin,
                 "annotator",
             )
 
@@ -194,6 +194,7 @@ def _check_positions(project: Project, rows: list[ItemRow], new_rows: list[ItemR
     for names in _chunks(documents):
         stored = project.items.filter(document__in=names, document_position__isnull=False)
         for document, position, external_id in stored.values_list("document", "document_position", "external_id"):
+            assert position is not None  # filtered above
             taken[document][position] = external_id
     for row in new_rows:
         if row.document and row.document_position is not None:
@@ -223,8 +224,8 @@ def _check_design(plan: ImportPlan) -> None:
             if not isinstance(text, str):
                 raise _fail("an output must be text", row.origin, f"outputs.{name}")
         for name, spans in list(row.highlights.items()):
-            text = row.outputs.get(name)
-            if text is None:
+            shown_text = row.outputs.get(name)
+            if shown_text is None:
                 has = ", ".join(map(repr, row.outputs)) or "none"
                 raise _fail(
                     f"highlights over the output {name!r}, which this item does not have (its outputs: {has})",
@@ -232,7 +233,7 @@ def _check_design(plan: ImportPlan) -> None:
                     f"highlights.{name}",
                 )
             try:
-                parsed = parse_spans(spans, text, where=f"highlights.{name}")
+                parsed = parse_spans(spans, shown_text, where=f"highlights.{name}")
             except DesignError as exc:
                 place, _, problem = str(exc).partition(": ")
                 raise _fail(problem, row.origin, place) from None
@@ -326,8 +327,8 @@ def _starting_texts(plan: ImportPlan, declared: dict[str, Condition]) -> dict[tu
         if not post_edit.condition:
             continue
         output = declared[post_edit.condition].output
-        text = "" if output is None else items[post_edit.external_id].outputs.get(output)
-        if text is None:
+        start = "" if output is None else items[post_edit.external_id].outputs.get(output)
+        if start is None:
             has = ", ".join(map(repr, items[post_edit.external_id].outputs)) or "none"
             raise _fail(
                 f"condition {post_edit.condition!r} shows the output {output!r}, which item "
@@ -335,7 +336,7 @@ def _starting_texts(plan: ImportPlan, declared: dict[str, Condition]) -> dict[tu
                 post_edit.origin,
                 "condition",
             )
-        starts[(post_edit.external_id, post_edit.annotator)] = text
+        starts[(post_edit.external_id, post_edit.annotator)] = start
     return starts
 
 

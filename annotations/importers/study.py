@@ -15,10 +15,10 @@ import unicodedata
 from typing import Any
 
 from annotations.design import CONDITION_NAME
-from annotations.importers.base import ImportDataError, Origin, json_type, shown
+from annotations.importers.base import ImportDataError, Origin, json_type, max_length, shown
 from annotations.models import Item
 
-DOCUMENT_MAX = Item._meta.get_field("document").max_length
+DOCUMENT_MAX = max_length(Item, "document")
 POSITION_MAX = 2**31 - 1  # PositiveIntegerField on PostgreSQL
 NAME_MAX = 100  # an output (system) name, as a condition's `output` may be
 _WHOLE = re.compile(r"[0-9]+(?:\.0+)?")  # pandas writes an integer column with gaps as 3.0

@@ -40,6 +40,7 @@ from annotations.importers.base import (
     ItemRow,
     Origin,
     PostEditRow,
+    WhereField,
     content_id,
     effort_value,
     json_lines,
@@ -301,7 +302,7 @@ def _text_list(values: dict[str, Any], target: str, origin: Origin) -> list:
     References may also be documents, {"url", "title", "text"} objects (as EditEval stores them).
     """
     value = values.get(target, "")
-    where = {"file": origin.file, "line": origin.line, "field": target}
+    where: WhereField = {"file": origin.file, "line": origin.line, "field": target}
     if isinstance(value, str) and value.lstrip().startswith("["):
         value = parse_json(value, **where, what="starts with '[' but is not a JSON list")
     if value is None or value == "":
@@ -475,7 +476,7 @@ def _post_edit(values: dict[str, Any], external_id: str, origin: Origin, extra: 
 
 def _number(value: Any, origin: Origin, target: str) -> tuple[int | float | None, str | None]:
     """The cell's number and its text as written (None, None when empty)."""
-    where = {"file": origin.file, "line": origin.line, "field": target}
+    where: WhereField = {"file": origin.file, "line": origin.line, "field": target}
     if isinstance(value, str):
         text = value.strip()
         if not text:
