@@ -173,7 +173,9 @@ class ErrorSerializer(serializers.Serializer):
         help_text="What went wrong, for a program: invalid, parse_error, too_large, too_deep, not_authenticated, "
         "csrf_failed, permission_denied, not_found, conflict, closed, seq_conflict, unknown_page, unavailable, ..."
     )
-    errors = serializers.JSONField(
+    # The serializer's metaclass moves declared fields into _declared_fields, so this field does not
+    # hide Serializer.errors at run time; the stubs see a class attribute replacing the property.
+    errors = serializers.JSONField(  # type: ignore[assignment]
         required=False, help_text="Invalid input: each field's messages, by field name (as the input nests them)."
     )
 

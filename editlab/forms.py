@@ -1,6 +1,7 @@
 """Form fields shared by the admin site and the pages."""
 
 import json
+from typing import Any
 
 from django import forms
 from django.db import models
@@ -37,4 +38,6 @@ class LimitedJSONFormField(forms.JSONField):
 
 
 # ModelAdmin.formfield_overrides for models with JSON columns.
-JSON_FORM_FIELDS = {models.JSONField: {"form_class": LimitedJSONFormField}}
+JSON_FORM_FIELDS: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
+    models.JSONField: {"form_class": LimitedJSONFormField}
+}

@@ -43,7 +43,6 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = _incoming(request) or uuid.uuid4().hex[:16]
-        request.request_id = request_id
         # Kept until the response is closed (request_finished): Django logs 4xx/5xx answers only
         # after the middleware has returned.
         _current.set(request_id)

@@ -137,8 +137,8 @@ def loads(
     value = json.loads(text, parse_constant=constant, parse_float=number, parse_int=integer)
     if bad:
         path, refused = _first_refused(value)
-        lineno, colno = _locate_number(text, refused.literal)
-        raise JSONValueError(refused.problem, path=path, lineno=lineno, colno=colno)
+        number_line, number_column = _locate_number(text, refused.literal)
+        raise JSONValueError(refused.problem, path=path, lineno=number_line, colno=number_column)
     if _RISKY_ESCAPE.search(text) or _has_bad_char(text):
         found = find_unstorable_text(value)
         if found is not None:

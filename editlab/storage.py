@@ -17,7 +17,8 @@ class StaticFilesStorage(CompressedManifestStaticFilesStorage):
 
     patterns = (
         *HashedFilesMixin.patterns,
-        ("annotations/*.js", HashedFilesMixin._js_module_import_aggregation_patterns[1]),
+        # Django's own patterns for ES module imports (private, hence absent from django-stubs): reused, not copied.
+        ("annotations/*.js", HashedFilesMixin._js_module_import_aggregation_patterns[1]),  # type: ignore[attr-defined]
     )
 
     def create_compressor(self, **kwargs) -> Compressor:

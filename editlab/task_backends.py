@@ -9,6 +9,7 @@ the request returns at once and the job reports progress through its row, as it 
 
 import logging
 import threading
+from typing import Any, TypeVar
 
 from django.db import close_old_connections, connections, transaction
 from django_tasks.backends.base import BaseTaskBackend
@@ -18,11 +19,13 @@ from django_tasks.utils import get_random_id
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 class ThreadBackend(ImmediateBackend):
-    def enqueue(self, task: Task, args, kwargs) -> TaskResult:
+    def enqueue(self, task: Task[..., T], args: Any, kwargs: Any) -> TaskResult[T]:
         self.validate_task(task)
-        task_result = TaskResult(
+        task_result: TaskResult[T] = TaskResult(
             task=task,
             id=get_random_id(),
             status=TaskResultStatus.READY,
@@ -40,11 +43,11 @@ class ThreadBackend(ImmediateBackend):
         transaction.on_commit(lambda: self._start(task_result))
         return task_result
 
-    def _start(self, task_result: TaskResult) -> None:
+    def _start(self, task_result: TaskResult[Any]) -> None:
         thread = threading.Thread(target=self._run, args=(task_result,), name=f"task-{task_result.id}", daemon=True)
         thread.start()
 
-    def _run(self, task_result: TaskResult) -> None:
+    def _run(self, task_result: TaskResult[Any]) -> None:
         close_old_connections()
         try:
             self._execute_task(task_result)

@@ -13,6 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from annotations.roles import can_read_all, is_annotator
+from editlab.logins.backends import login_refusal
 from editlab.logins.forms import LimitedAuthenticationForm
 from editlab.request_id import current_request_id
 
@@ -32,7 +33,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def _refused(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     """A login the limiter refused answers 429 with Retry-After: the page says the same wait."""
-    refusal = getattr(request, "login_refusal", None)
+    refusal = login_refusal(request)
     if refusal is not None:
         response.status_code = 429
         response["Retry-After"] = str(refusal.retry_after_s)

@@ -20,7 +20,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -231,4 +230,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -69,8 +69,13 @@ def serve(text: str):
         elif path == "/api/events/":
             batch = json.loads(route.request.post_data or "{}")
             seqs = [event["seq"] for event in batch.get("events", [])]
-            body = {"stored": len(seqs), "duplicates": 0, "gaps": [], "max_seq": max(seqs, default=-1)}
-            route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+            reply: dict[str, object] = {
+                "stored": len(seqs),
+                "duplicates": 0,
+                "gaps": [],
+                "max_seq": max(seqs, default=-1),
+            }
+            route.fulfill(status=200, content_type="application/json", body=json.dumps(reply))
         elif path == "/api/draft/":
             version["n"] += 1
             route.fulfill(status=200, content_type="application/json", body=json.dumps({"version": version["n"]}))

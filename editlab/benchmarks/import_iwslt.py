@@ -16,13 +16,17 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, write_section
+
+if TYPE_CHECKING:  # imported at run time only once Django is set up
+    from annotations.importers.store import ImportReport
 
 START, END = "<!-- benchmark:import:start -->", "<!-- benchmark:import:end -->"
 
 
-def _timed(**kwargs) -> tuple[float, object]:
+def _timed(**kwargs) -> tuple[float, "ImportReport"]:
     from annotations.importers import import_items
 
     start = time.perf_counter()

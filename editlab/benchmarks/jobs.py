@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, write_section
@@ -117,6 +118,12 @@ def _stop_workers(started: list[tuple[subprocess.Popen, Path]]) -> None:
         process.wait(timeout=300)
 
 
+def _seconds(start: datetime | None, end: datetime | None) -> float:
+    if start is None or end is None:
+        raise SystemExit("a chunk of a finished job has no claim or finish time")
+    return (end - start).total_seconds()
+
+
 def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder: Path) -> dict:
     from django.db.models import Max, Min, Sum
 
@@ -150,7 +157,7 @@ def job_run(project, *, workers: int, variant: str, env: dict[str, str], folder:
     per_worker = []
     for worker_id in chunks.order_by().values_list("worker", flat=True).distinct():
         mine = list(chunks.filter(worker=worker_id).values_list("claimed", "finished", "total"))
-        busy = sum((f - c).total_seconds() for c, f, _ in mine)
+        busy = sum(_seconds(claimed, finished) for claimed, finished, _ in mine)
         values = sum(t for _, _, t in mine)
         per_worker.append({"chunks": len(mine), "values": values, "busy_s": busy, "rate": values / busy})
     values = chunks.aggregate(n=Sum("total"))["n"]

@@ -95,6 +95,7 @@ def compression_rounds(pairs: list[tuple[str, str]], ascii_pairs: list[tuple[str
     names = ("published", "call", "batch", "unicode call", "unicode batch")
     seconds: dict[str, list[float]] = {name: [] for name in (*names, *(f"{name} cpu" for name in names))}
     expected = [published(a, b) for a, b in ascii_pairs]
+    unicode_values: list = []  # the last round's: the fallback's reference
     time.sleep(1.0)
     for _ in range(repeat):
         for name, run in (
@@ -233,7 +234,13 @@ def million_child(which: str, folder: Path) -> None:
     from metrics.text.compression import _native, _python_distance
 
     original, edited = million_texts(load_pairs(folder))
-    function = {"published": published, "fallback": _python_distance, "compiled": _native().distance}[which]
+    if which == "compiled":
+        native = _native()
+        if native is None:
+            raise SystemExit("the compiled compression extension is not built: pip install -e . (with gcc present)")
+        function = native.distance
+    else:
+        function = {"published": published, "fallback": _python_distance}[which]
     gc.collect()
     _reset_peak_rss()
     before = _rss_kb("VmRSS")

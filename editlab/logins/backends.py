@@ -5,7 +5,16 @@ from django.db import connections, router
 from django.http import HttpRequest
 
 from editlab.client_address import client_address
-from editlab.logins.services import login_attempt_begin, login_attempt_succeeded
+from editlab.logins.services import LoginAttempt, login_attempt_begin, login_attempt_succeeded
+
+# The request attribute a refused attempt waits in for the login page (read with login_refusal()).
+_REFUSAL = "login_refusal"
+
+
+def login_refusal(request: HttpRequest | None) -> LoginAttempt | None:
+    """The attempt the login limiter refused during this request, if any."""
+    refusal = getattr(request, _REFUSAL, None)
+    return refusal if isinstance(refusal, LoginAttempt) else None
 
 
 class LimitedModelBackend(ModelBackend):
@@ -13,7 +22,7 @@ class LimitedModelBackend(ModelBackend):
 
     Every password login made for an HTTP request goes through `authenticate(request, ...)` —
     the app's login page, the admin site's, DRF's token view — so limiting here limits them all.
-    A refused attempt leaves its reason on the request (`request.login_refusal`) for the page
+    A refused attempt leaves its reason on the request (`login_refusal(request)`) for the page
     to show, and raises PermissionDenied so that no other backend is asked.
     """
 
@@ -24,7 +33,7 @@ class LimitedModelBackend(ModelBackend):
             username = kwargs.get(self._username_field())
         attempt = login_attempt_begin(username=username, address=client_address(request))
         if attempt.refused:
-            request.login_refusal = attempt
+            setattr(request, _REFUSAL, attempt)
             raise PermissionDenied(attempt.message())
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is not None:

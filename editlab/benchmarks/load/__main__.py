@@ -158,7 +158,7 @@ async def _measured(
     gunicorn: Gunicorn, postgres: Postgres, accounts: list[Account], plan: LoadPlan, *, profile: Path | None = None
 ):
     """run_load, with the CPU meter and the access-log offset taken when the run phase starts."""
-    trees = {"app (gunicorn)": [gunicorn.process.pid], "PostgreSQL": postgres.pids(), "load client": [os.getpid()]}
+    trees = {"app (gunicorn)": [gunicorn.pid], "PostgreSQL": postgres.pids(), "load client": [os.getpid()]}
     started: dict = {}
 
     def on_run_start() -> None:
@@ -166,7 +166,7 @@ async def _measured(
         started["wall"] = time.time()
         started["meter"] = CpuMeter(trees, alone=("load client",))
         if profile is not None:
-            started["profiler"] = Profiler(gunicorn.process.pid, profile)
+            started["profiler"] = Profiler(gunicorn.pid, profile)
 
     try:
         result = await run_load(gunicorn.base_url, accounts, plan, on_run_start=on_run_start)

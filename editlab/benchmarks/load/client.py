@@ -148,6 +148,13 @@ class Annotator:
         self.pending: list[dict] = []
         self.version = 0
 
+    @property
+    def typing(self) -> TypingSession:
+        """The open editor page's typing session."""
+        if self.session is None:
+            raise RuntimeError("no editor page is open (open() first)")
+        return self.session
+
     # -- transport
 
     async def call(self, endpoint: str, method: str, path: str, *, expect: int = 200, **kwargs) -> tuple[int, str]:
@@ -257,7 +264,7 @@ class Annotator:
         return True
 
     async def save_draft(self) -> None:
-        body = {"page_id": self.config["page_id"], "text": self.session.text, "version": self.version}
+        body = {"page_id": self.config["page_id"], "text": self.typing.text, "version": self.version}
         try:
             _, answer = await self.call(
                 "draft", "POST", self.config["urls"]["draft"], data=json.dumps(body), headers=self._json_headers()
@@ -268,14 +275,14 @@ class Annotator:
 
     async def submit(self, until: float) -> str | None:
         """Flush, then submit (retried: it is idempotent); returns the next URL."""
-        self.pending.extend(self.session.finish(self.now_ms()))
+        self.pending.extend(self.typing.finish(self.now_ms()))
         if not await self.flush(until):
             return None
         body = {
             "page_id": self.config["page_id"],
-            "text": self.session.text,
+            "text": self.typing.text,
             "version": self.version,
-            "last_seq": self.session.next_seq - 1,
+            "last_seq": self.typing.next_seq - 1,
         }
         for attempt in range(3):
             try:
@@ -287,8 +294,8 @@ class Annotator:
                 continue
             record = self.ledger.post_edit(self.config["post_edit_id"])
             record.submitted = True
-            record.counts = self.session.counts
-            record.text = self.session.text
+            record.counts = self.typing.counts
+            record.text = self.typing.text
             self.ledger.tally.submits += 1
             return json.loads(answer)["next_url"]
         return None
@@ -303,7 +310,8 @@ class Annotator:
             return
         now = loop.time()
         next_batch = now + self.rng.uniform(0, plan.batch_interval_s)
-        by_count = plan.batches_per_item is not None
+        per_item = plan.batches_per_item
+        by_count = per_item is not None
         submit_at = math.inf if by_count else now + self.rng.uniform(0.25, 1.0) * plan.submit_interval_s
         batches_here = 0
         items_done = 0
@@ -313,7 +321,7 @@ class Annotator:
             now = loop.time()
             if now >= deadline:
                 break
-            if now >= submit_at or (by_count and batches_here >= plan.batches_per_item):
+            if now >= submit_at or (per_item is not None and batches_here >= per_item):
                 next_url = await self.submit(deadline)
                 items_done += 1
                 if plan.items_per_annotator is not None and items_done >= plan.items_per_annotator:
@@ -330,7 +338,7 @@ class Annotator:
                 batches_here = 0
                 continue
             self.pending.extend(
-                self.session.type_keys(keys=self.rng.randint(*plan.keys_per_batch), until_t=self.now_ms())
+                self.typing.type_keys(keys=self.rng.randint(*plan.keys_per_batch), until_t=self.now_ms())
             )
             self.ledger.tally.ticks += 1
             if await self.send_pending():

@@ -129,6 +129,12 @@ class Gunicorn:
                 time.sleep(0.3)
         raise RuntimeError(f"gunicorn did not answer within 60 s:\n{self.log_tail()}")
 
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError("gunicorn is not started (start() first)")
+        return self.process.pid
+
     def log_tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.error_log.read_text(errors="replace").splitlines()[-lines:])
