@@ -5,6 +5,10 @@ append-only by design and effort figures are derived from it. Assignments are wi
 through the service (never a plain delete), so submitted work cannot be removed.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
@@ -13,7 +17,7 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import UserChangeForm, UserCreationForm
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, ManyToManyField, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -24,7 +28,19 @@ from annotations.services.assignment import assignment_withdraw
 from annotations.services.users import user_set_role
 from editlab.forms import JSON_FORM_FIELDS
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
 User = get_user_model()
+
+
+class _ProjectCounts(TypedDict):
+    item_count: int
+    batch_count: int
+
+
+class _BatchCounts(TypedDict):
+    item_count: int
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -56,11 +72,11 @@ class ProjectAdmin(admin.ModelAdmin):
         )
 
     @admin.display(ordering="item_count", description="items")
-    def item_count(self, project: Project) -> int:
+    def item_count(self, project: WithAnnotations[Project, _ProjectCounts]) -> int:
         return project.item_count
 
     @admin.display(ordering="batch_count", description="batches")
-    def batch_count(self, project: Project) -> int:
+    def batch_count(self, project: WithAnnotations[Project, _ProjectCounts]) -> int:
         return project.batch_count
 
 
@@ -77,7 +93,7 @@ class BatchAdmin(admin.ModelAdmin):
         return super().get_queryset(request).annotate(item_count=Count("items"))
 
     @admin.display(ordering="item_count", description="items")
-    def item_count(self, batch: Batch) -> int:
+    def item_count(self, batch: WithAnnotations[Batch, _BatchCounts]) -> int:
         return batch.item_count
 
     @admin.display(description="items")
@@ -131,13 +147,14 @@ class AssignmentAdmin(admin.ModelAdmin):
     readonly_fields = ("created", "started", "finished")
     actions = ["withdraw_pending"]
 
-    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The batch page links here with this filter.
         return lookup == "item__batch__id__exact" or super().lookup_allowed(lookup, value, request)
 
     @admin.display(ordering="item__batch__name")
     def batch(self, assignment: Assignment) -> str:
-        return assignment.item.batch.name if assignment.item.batch_id else "—"
+        batch = assignment.item.batch
+        return batch.name if batch is not None else "—"
 
     def has_change_permission(self, request: HttpRequest, obj: Assignment | None = None) -> bool:
         # Submitted work keeps its annotator and status.
@@ -207,7 +224,7 @@ class EditEventAdmin(ReadOnlyAdmin):
     search_fields = ("key", "data", "post_edit__assignment__annotator__username")
     list_per_page = 200
 
-    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The post-edit page links here with this filter.
         return lookup == "post_edit__id__exact" or super().lookup_allowed(lookup, value, request)
 
@@ -263,10 +280,17 @@ class GroupAdmin(DjangoGroupAdmin):
     """A group's permissions: a non-superuser may give or take only those they hold themselves;
     the group's other permissions are kept as they were."""
 
-    def formfield_for_manytomany(self, db_field, request: HttpRequest, **kwargs):
-        if db_field.name == "permissions" and not request.user.is_superuser:
-            held = _held_permissions(request)
-            kwargs["queryset"] = Permission.objects.filter(pk__in=[p.pk for p in held]).select_related("content_type")
+    def formfield_for_manytomany(
+        self, db_field: ManyToManyField[Any, Any], request: HttpRequest | None = None, **kwargs: Any
+    ) -> forms.ModelMultipleChoiceField[Any] | None:
+        if db_field.name == "permissions":
+            if request is None:  # Django always passes it; with no user to ask, none can be handed out
+                kwargs["queryset"] = Permission.objects.none()
+            elif not request.user.is_superuser:
+                held = _held_permissions(request)
+                kwargs["queryset"] = Permission.objects.filter(pk__in=[p.pk for p in held]).select_related(
+                    "content_type"
+                )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
@@ -289,7 +313,7 @@ class UserAdmin(DjangoUserAdmin):
     add_form = RoleCreationForm
     list_display = ("username", "role", "is_active", "is_staff", "last_login", "date_joined")
     list_filter = (RoleFilter, "is_active", "is_staff", "is_superuser")
-    fieldsets = ((None, {"fields": ("username", "password", "role")}), *DjangoUserAdmin.fieldsets[1:])
+    fieldsets = ((None, {"fields": ("username", "password", "role")}), *(DjangoUserAdmin.fieldsets or ())[1:])
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("username", "role", "password1", "password2")}),)
     actions = ["make_admin", "make_annotator", "make_researcher"]
 

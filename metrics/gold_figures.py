@@ -28,10 +28,16 @@ NOTES = {"ibleu": "mean on 0-100 (sacrebleu sentence BLEU); editeval on 0-1, as 
 
 
 class SelectionLike(Protocol):
-    project: Project
-    annotators: tuple[str, ...]
-    task_type: str
-    origin: str
+    """What the gold table reads of a selection (read-only: a frozen dataclass fits)."""
+
+    @property
+    def project(self) -> Project: ...
+    @property
+    def annotators(self) -> tuple[str, ...]: ...
+    @property
+    def task_type(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
 
 
 @dataclass(frozen=True)

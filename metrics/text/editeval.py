@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import ClassVar
@@ -329,7 +329,7 @@ class GoldFigure:
         return {column: getattr(self, column) for column in self.COLUMNS}
 
 
-def gold_figures(examples: Sequence[Example], per_example: dict[str, Sequence[float | None]]) -> list[GoldFigure]:
+def gold_figures(examples: Sequence[Example], per_example: Mapping[str, Sequence[float | None]]) -> list[GoldFigure]:
     """For each metric of `per_example` (editlab's values for the examples, in order; None where missing):
     their mean and EditEval's figure over the examples."""
     figures = {f.metric: f for f in editeval_figures(examples, list(per_example))}

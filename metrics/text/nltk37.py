@@ -194,7 +194,7 @@ def _punkt() -> _Punkt37:
     params = PunktParameters()
     params.abbrev_types = set(_lines("abbrev_types.txt"))
     params.sent_starters = set(_lines("sent_starters.txt"))
-    params.collocations = {tuple(line.split("\t")) for line in _lines("collocations.tab")}  # type: ignore[misc]
+    params.collocations = {tuple(line.split("\t")) for line in _lines("collocations.tab")}
     params.ortho_context = defaultdict(
         int, {word: int(flags) for word, flags in (line.split("\t") for line in _lines("ortho_context.tab"))}
     )

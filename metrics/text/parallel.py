@@ -108,21 +108,21 @@ def _warm_up(names: Sequence[str]) -> None:
 
 
 def score_pairs(
-    pairs: Sequence[Pair],
+    pairs: Sequence[Pair | tuple[str, str]],
     metrics: Sequence[str],
     *,
     variant: str = "plain",
     workers: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> dict[str, list[float | None]]:
     """Every requested metric on every pair, values in input order; None where a pair lacks what the metric
     needs (a gold-based metric and no gold). `progress(n)` reports n more (pair, metric) values done."""
     chosen = _check_request(metrics, variant)
-    pairs = [p if isinstance(p, Pair) else Pair(*p) for p in pairs]
+    given = [p if isinstance(p, Pair) else Pair(*p) for p in pairs]
     # Each distinct pair is scored once (studies repeat pairs: several annotators leave a text unchanged);
     # every metric is deterministic, so copies get identical values.
     first_position: dict[Pair, int] = {}
-    for position, pair in enumerate(pairs):
+    for position, pair in enumerate(given):
         first_position.setdefault(pair, position)
     distinct = list(first_position)
     row_of = {pair: row for row, pair in enumerate(distinct)}
@@ -136,13 +136,13 @@ def score_pairs(
             results[name] = _score_bertscore(distinct, variant, progress)
     except MetricFailed as exc:
         raise MetricFailed(exc.metric, first_position[distinct[exc.pair_index]], exc.detail) from exc
-    if progress and len(distinct) < len(pairs):
-        progress((len(pairs) - len(distinct)) * len(chosen))
-    return {m.name: [results[m.name][row_of[pair]] for pair in pairs] for m in chosen}
+    if progress and len(distinct) < len(given):
+        progress((len(given) - len(distinct)) * len(chosen))
+    return {m.name: [results[m.name][row_of[pair]] for pair in given] for m in chosen}
 
 
 def _score_per_pair(
-    pairs: list[Pair], names: list[str], variant: str, workers: int, progress: Callable[[int], None] | None
+    pairs: list[Pair], names: list[str], variant: str, workers: int, progress: Callable[[int], object] | None
 ) -> dict[str, list[float | None]]:
     out: dict[str, list[float | None]] = {name: [None] * len(pairs) for name in names}
 
@@ -311,7 +311,7 @@ def _fork_is_safe() -> bool:
     )
 
 
-def _score_bertscore(pairs: list[Pair], variant: str, progress: Callable[[int], None] | None) -> list[float | None]:
+def _score_bertscore(pairs: list[Pair], variant: str, progress: Callable[[int], object] | None) -> list[float | None]:
     from .semantic import BATCH_SIZE, bertscore_many
 
     metric = METRICS["bertscore"]
