@@ -1,5 +1,7 @@
 """Form fields shared by the admin site and the pages."""
 
+from __future__ import annotations
+
 import json
 from typing import Any
 

@@ -7,12 +7,17 @@ is written by hand, with the same meaning: the row of this key, if it has not ex
 """
 
 from django.contrib.sessions.backends import db
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import connections, router
 from django.utils import timezone
 
 
 class SessionStore(db.SessionStore):
-    def _get_session_from_db(self):
+    def _get_session_from_db(self) -> AbstractBaseSession | None:
+        key = self.session_key
+        if key is None:  # no cookie: no row can match (Django's query would find none)
+            self._session_key = None
+            return None
         model = self.model
         connection = connections[router.db_for_read(model)]
         quote = connection.ops.quote_name
@@ -22,9 +27,9 @@ class SessionStore(db.SessionStore):
         )
         now = meta.get_field("expire_date").get_db_prep_value(timezone.now(), connection)
         with connection.cursor() as cursor:
-            cursor.execute(sql, [self.session_key, now])
+            cursor.execute(sql, [key, now])
             row = cursor.fetchone()
         if row is None:
             self._session_key = None
             return None
-        return model(session_key=self.session_key, session_data=row[0])
+        return model(session_key=key, session_data=row[0])

@@ -26,6 +26,7 @@ import secrets
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from editlab.benchmarks.support import result_file, write_section
@@ -53,7 +54,7 @@ class StepTimer:
     """CPU time spent inside chosen functions (inclusive), for --breakdown."""
 
     def __init__(self) -> None:
-        self.seconds: collections.Counter[str] = collections.Counter()
+        self.seconds: collections.defaultdict[str, float] = collections.defaultdict(float)
 
     def wrap(self, owner, name: str, label: str) -> None:
         original = getattr(owner, name)
@@ -155,7 +156,14 @@ def measure(*, batches: int, events: int, breakdown: bool) -> dict:
             "wsgi.version": (1, 0),
         }
         status: list[str] = []
-        response = application(environ, lambda line, headers, exc_info=None: status.append(line))
+
+        def start_response(
+            line: str, headers: list[tuple[str, str]], exc_info: object = None
+        ) -> Callable[[bytes], None]:
+            status.append(line)
+            return lambda data: None  # Django returns the body; nothing writes through this
+
+        response = application(environ, start_response)
         content = b"".join(response)
         response.close()
         if not status[0].startswith("200"):

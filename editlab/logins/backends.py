@@ -1,7 +1,12 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connections, router
+from django.db.models import Field
 from django.http import HttpRequest
 
 from editlab.client_address import client_address
@@ -68,7 +73,9 @@ def _user_by_pk(user_id):
     quote = connection.ops.quote_name
     fields = users._meta.concrete_fields
     sql = "SELECT {} FROM {} WHERE {} = %s".format(
-        ", ".join(quote(field.column) for field in fields), quote(users._meta.db_table), quote(users._meta.pk.column)
+        ", ".join(quote(_column(field)) for field in fields),
+        quote(users._meta.db_table),
+        quote(_column(users._meta.pk)),
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [pk])
@@ -82,3 +89,10 @@ def _user_by_pk(user_id):
             value = convert(value, column, connection)
         values.append(value)
     return users.from_db(alias, [field.attname for field in fields], values)
+
+
+def _column(field: Field[Any, Any] | None) -> str:
+    """A concrete field's column (the stubs allow None: non-concrete fields have none)."""
+    if field is None or field.column is None:
+        raise ValueError(f"{field} has no column")
+    return field.column
