@@ -1,7 +1,10 @@
 """Forms of the admin pages (annotations/views/manage.py). They only parse and check
 input; the services do the work."""
 
+from typing import Any
+
 from django import forms
+from django.db.models import QuerySet
 
 from annotations.models import Batch, Project
 from annotations.selectors import annotator_queryset
@@ -89,12 +92,18 @@ class _AnnotatorChoice(forms.ModelChoiceField):
 
 
 class _BoundedMultipleChoice(forms.ModelMultipleChoiceField):
-    def _check_values(self, value):
-        try:
+    def clean(self, value: Any) -> QuerySet:
+        if isinstance(value, list | tuple):  # anything else: the parent names the problem
             _ids_in_range(value)
-        except TypeError:  # not a list: the parent names the problem
-            pass
-        return super()._check_values(value)
+        return super().clean(value)
+
+
+def _model_choices(form: forms.Form, name: str) -> forms.ModelChoiceField:
+    """The form's (per-instance) model choice field `name`, whose queryset is set per project."""
+    field = form.fields[name]
+    if not isinstance(field, forms.ModelChoiceField):
+        raise TypeError(f"{type(form).__name__}.{name} is not a model choice field")
+    return field
 
 
 class _AnnotatorsChoice(_BoundedMultipleChoice):
@@ -116,12 +125,13 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["annotators"].queryset = annotator_queryset()
-        self.fields["batches"].queryset = project.batches.order_by("id")
+        _model_choices(self, "annotators").queryset = annotator_queryset()
+        _model_choices(self, "batches").queryset = project.batches.order_by("id")
         self.fields["overlap"].initial = project.overlap
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         annotators, overlap = cleaned.get("annotators"), cleaned.get("overlap")
         if annotators is not None and overlap is not None and overlap > len(annotators):
             self.add_error(
@@ -145,12 +155,13 @@ class MoveForm(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["from_annotator"].queryset = annotator_queryset()
-        self.fields["to_annotator"].queryset = annotator_queryset()
-        self.fields["batches"].queryset = project.batches.order_by("id")
+        _model_choices(self, "from_annotator").queryset = annotator_queryset()
+        _model_choices(self, "to_annotator").queryset = annotator_queryset()
+        _model_choices(self, "batches").queryset = project.batches.order_by("id")
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         if cleaned.get("action") == self.REASSIGN:
             target = cleaned.get("to_annotator")
             if target is None:

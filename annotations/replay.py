@@ -231,7 +231,8 @@ def _apply_input(
 
 def replay_texts(original: str, events: Iterable[LogEvent]) -> Iterator[tuple[int, str]]:
     """(event seq, text after) for every text change."""
-    for step in iter_replay(original, events):
+    for step in iter_replay(original, events, with_text=True):
+        assert step.text is not None  # with_text: every step carries its text
         yield step.seq, step.text
 
 

@@ -118,9 +118,19 @@ def document_context(*, assignment: Assignment) -> list[ContextSegment]:
 # --------------------------------------------------------------------------- batches
 
 
-def batch_rows(*, project: Project, batches: list[Batch] | None = None) -> list[Batch]:
-    """The project's batches (or only `batches`) in creation order, each with `item_count` and
-    `annotators` (the usernames holding assignments in it, sorted)."""
+@dataclass(frozen=True)
+class BatchRow:
+    """A batch as the batch tables and the API show it."""
+
+    id: int
+    name: str
+    created: datetime
+    item_count: int
+    annotators: list[str]  # the usernames holding assignments in it, sorted
+
+
+def batch_rows(*, project: Project, batches: list[Batch] | None = None) -> list[BatchRow]:
+    """The project's batches (or only `batches`) in creation order."""
     queryset = project.batches.annotate(item_count=Count("items", distinct=True)).order_by("id")
     if batches is not None:
         queryset = queryset.filter(pk__in=[b.pk for b in batches])
@@ -133,9 +143,16 @@ def batch_rows(*, project: Project, batches: list[Batch] | None = None) -> list[
         .order_by("annotator__username")
     ):
         holders.setdefault(batch_id, []).append(username)
-    for batch in rows:
-        batch.annotators = holders.get(batch.pk, [])
-    return rows
+    return [
+        BatchRow(
+            id=batch.pk,
+            name=batch.name,
+            created=batch.created,
+            item_count=batch.item_count,
+            annotators=holders.get(batch.pk, []),
+        )
+        for batch in rows
+    ]
 
 
 @dataclass

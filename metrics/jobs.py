@@ -365,6 +365,7 @@ def metric_work_reclaim(*, dead: Sequence[TaskWorker]) -> dict[str, int]:
         for chunk in MetricChunk.objects.select_for_update(skip_locked=True).filter(
             status=MetricChunk.RUNNING, worker__in=list(by_id)
         ):
+            assert chunk.worker_id is not None  # filtered on worker__in
             worker = by_id[chunk.worker_id]
             if chunk.attempts >= settings.EDITLAB_CHUNK_MAX_ATTEMPTS:
                 error = (

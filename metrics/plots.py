@@ -7,11 +7,13 @@ hostile names stay inert in the page and in the downloaded file.
 """
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 from metrics.analysis import LineFit
 
@@ -19,7 +21,7 @@ matplotlib.use("Agg")
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
 MAX_POINTS = 2500  # beyond this a scatter shows a fixed random sample (the fit uses every point); ~300 KB of SVG
-STYLE = {
+STYLE: dict[RcKeyType, Any] = {
     "text.parse_math": False,
     "text.usetex": False,
     "svg.fonttype": "none",  # real, escaped <text> (searchable) instead of glyph paths
@@ -124,7 +126,7 @@ def predicted_vs_measured(
 
 
 def idle_sensitivity(
-    thresholds_s: Sequence[float], series: dict[str, Sequence[float | None]], *, title: str, fmt: str = "svg"
+    thresholds_s: Sequence[float], series: Mapping[str, Sequence[float | None]], *, title: str, fmt: str = "svg"
 ) -> bytes:
     """Pearson r of each metric with active time, against the idle threshold (log scale)."""
 

@@ -12,7 +12,8 @@ they were first opened. The published protocol's split (metrics.analysis.knn) de
 order, as scikit-learn's train_test_split does on the order of the rows it is given.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -164,7 +165,8 @@ def post_edit_frame(
         exclude_flagged=exclude_flagged,
         include_practice=include_practice,
     )
-    rows = list(
+    # Mapping: the plugin types the rows by the literal names only (the ** names are as real).
+    rows: list[Mapping[str, Any]] = list(
         qs.values(
             **_BASE_VALUES,
             origin_value=F("origin"),

@@ -235,11 +235,11 @@ def worker_status(*, include_stopped: bool = False) -> list[WorkerStatus]:
         workers = workers.filter(Q(stopped__isnull=True) | Q(stopped__gte=recent))
     else:
         workers = workers.filter(stopped__isnull=True)
-    workers = list(workers[:200])
+    listed = list(workers[:200])
     running = dict(
-        MetricChunk.objects.filter(status=MetricChunk.RUNNING, worker__in=workers).values_list("worker_id", "pk")
+        MetricChunk.objects.filter(status=MetricChunk.RUNNING, worker__in=listed).values_list("worker_id", "pk")
     )
-    return [_status(worker, now=now, running=running) for worker in workers]
+    return [_status(worker, now=now, running=running) for worker in listed]
 
 
 @dataclass(frozen=True)

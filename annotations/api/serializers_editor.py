@@ -228,7 +228,8 @@ class EventSerializer(serializers.Serializer):
     it = serializers.CharField(required=False, max_length=64, help_text="InputEvent.inputType")
     s = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 offset")
     e = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 offset")
-    data = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    # Declared fields move into _declared_fields: this does not hide Serializer.data at run time.
+    data = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)  # type: ignore[assignment]
     len = serializers.IntegerField(required=False, min_value=0, help_text="UTF-16 length of the text")
     state = serializers.ChoiceField(required=False, choices=VISIBILITY_STATES)
     src = serializers.CharField(required=False, max_length=32)

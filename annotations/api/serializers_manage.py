@@ -126,7 +126,11 @@ class StrictTextField(serializers.CharField):
 class ItemInputSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=255)
     model_output = serializers.CharField(trim_whitespace=False)
-    source = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    # The serializer's metaclass moves declared fields into _declared_fields, so this field does not
+    # hide Field.source at run time; the stubs see a class attribute replacing it.
+    source = serializers.CharField(  # type: ignore[assignment]
+        required=False, allow_blank=True, default="", trim_whitespace=False
+    )
     instruction = serializers.CharField(required=False, allow_blank=True, default="")
     references = serializers.ListField(
         child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, default=list
@@ -163,7 +167,10 @@ class ItemInputSerializer(serializers.Serializer):
 
 
 class ItemBulkCreateInputSerializer(serializers.Serializer):
-    items = ItemInputSerializer(many=True, allow_empty=False, max_length=MAX_ITEMS_PER_REQUEST)
+    # What many=True builds, spelled out: the stubs' Serializer() does not take a list's max_length.
+    items: serializers.ListSerializer = serializers.ListSerializer(
+        child=ItemInputSerializer(), allow_empty=False, max_length=MAX_ITEMS_PER_REQUEST
+    )
 
 
 class ItemBulkCreateOutputSerializer(serializers.Serializer):
@@ -295,7 +302,8 @@ class AssignmentMoveOutputSerializer(serializers.Serializer):
 
 
 class ProgressRowSerializer(serializers.Serializer):
-    label = serializers.CharField()
+    # Declared fields move into _declared_fields: this does not hide Field.label at run time.
+    label = serializers.CharField()  # type: ignore[assignment]
     submitted = serializers.IntegerField()
     in_progress = serializers.IntegerField()
     pending = serializers.IntegerField()

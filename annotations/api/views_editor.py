@@ -5,6 +5,8 @@ elsewhere and get 403 here; anonymous -> 403. Session auth with CSRF; a form pos
 the JSON in its `payload` field and the token in `csrfmiddlewaretoken`.
 """
 
+from collections.abc import Mapping
+
 from django.conf import settings
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
@@ -48,7 +50,8 @@ ERRORS = error_responses(
 def request_payload(request: Request) -> dict:
     """The JSON object of the request: the body, or a form's `payload` field (sendBeacon)."""
     if request.content_type.startswith(FORM_TYPES):
-        raw = request.data.get("payload")
+        form = request.data  # a QueryDict for a form post
+        raw = form.get("payload") if isinstance(form, Mapping) else None
         if raw is None:
             raise ParseError("a form post must carry the JSON in the field 'payload'")
         data = loads_field(raw, name="payload")
@@ -62,7 +65,8 @@ def request_payload(request: Request) -> dict:
 def own_post_edit(request: Request, pk: int) -> PostEdit:
     # Only the ownership check: every service re-reads (and locks) the rows it needs, so loading the
     # item and project here cost ~0.7 ms of CPU per request for nothing (load benchmark).
-    post_edit = owned_post_edit(pk=pk, annotator_id=request.user.pk)
+    annotator_id = request.user.pk  # None when anonymous: nothing is theirs
+    post_edit = owned_post_edit(pk=pk, annotator_id=annotator_id) if annotator_id is not None else None
     if post_edit is None:
         raise Http404("No such post-edit among yours.")
     return post_edit

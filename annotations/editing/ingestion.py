@@ -112,8 +112,9 @@ def post_edit_ingest_events(
     locked = event_store.lock_for_events(post_edit.pk)
     in_order = sorted(events, key=lambda event: event.seq)
     visit_id = event_store.advance_visit(post_edit, page_id, now, in_order)  # rolled back if the batch is refused
-    late = None if visit_id is not None else event_store.visit_position(post_edit, page_id)
-    if late is not None:
+    late: tuple[int, int | None, float | None] | None = None
+    if visit_id is None:
+        late = event_store.visit_position(post_edit, page_id)
         visit_id = late[0]
     seqs = [event.seq for event in events]
     found = event_store.stored_seqs_and_top(post_edit.pk, seqs)

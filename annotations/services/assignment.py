@@ -170,5 +170,5 @@ def assignment_reassign(
 
 
 def _locked(assignments: Iterable[Assignment] | QuerySet) -> list[Assignment]:
-    ids = [a.pk for a in assignments] if not isinstance(assignments, QuerySet) else assignments.values("pk")
+    ids = assignments.values_list("pk", flat=True) if isinstance(assignments, QuerySet) else [a.pk for a in assignments]
     return list(Assignment.objects.select_for_update().filter(pk__in=ids).order_by("pk"))

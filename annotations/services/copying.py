@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from annotations.importers.base import max_length
 from annotations.models import Item, Project
 from annotations.services.errors import ServiceError
 
-NAME_MAX = Project._meta.get_field("name").max_length
+NAME_MAX = max_length(Project, "name")
 BULK_SIZE = 1000
 # What the source's history says about its own batches and assignments: not the copy's.
 NOT_COPIED_META = ("batching", "designs", "copied_from")

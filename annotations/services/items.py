@@ -28,16 +28,23 @@ def _row(item: dict[str, Any], origin: Origin) -> ItemRow:
     from annotations.importers.base import ItemRow
 
     fields = dict(item)
-    design = {
-        "document": study.document_id(fields.pop("document", ""), origin=origin),
-        "document_position": study.document_position(
-            fields.pop("document_position", None), origin=origin, field="document_position"
-        ),
-        "outputs": study.outputs(fields.pop("outputs", None), origin=origin),
-        "highlights": study.highlights(fields.pop("highlights", None), origin=origin),
-        "practice": study.practice(fields.pop("practice", False), origin=origin),
-    }
-    return ItemRow(origin=origin, **fields, **design)
+    # Popped before **fields is unpacked: each design field is passed once, checked.
+    document = study.document_id(fields.pop("document", ""), origin=origin)
+    document_position = study.document_position(
+        fields.pop("document_position", None), origin=origin, field="document_position"
+    )
+    outputs = study.outputs(fields.pop("outputs", None), origin=origin)
+    highlights = study.highlights(fields.pop("highlights", None), origin=origin)
+    practice = study.practice(fields.pop("practice", False), origin=origin)
+    return ItemRow(
+        origin=origin,
+        **fields,
+        document=document,
+        document_position=document_position,
+        outputs=outputs,
+        highlights=highlights,
+        practice=practice,
+    )
 
 
 @transaction.atomic

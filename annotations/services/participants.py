@@ -191,7 +191,7 @@ def _completion_url(value: str) -> str:
     return url
 
 
-def _max_participants(value: int | None) -> int | None:
+def _max_participants(value: object) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PARTICIPANTS:

@@ -47,7 +47,7 @@ def user_add(*, username: str, role: str, password: str | None = None, email: st
     # A NUL cannot be in any stored name (nor be sent to PostgreSQL): username_clean refuses it below.
     user = User.objects.filter(username=name).first() if "\x00" not in name else None
     created = user is None
-    if created:
+    if user is None:
         username = username_clean(username)
         twin = User.objects.filter(username__iexact=username).first()
         if twin is not None:

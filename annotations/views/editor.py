@@ -23,6 +23,7 @@ from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
 from annotations.selectors import batch_progress, document_context, participant_of
+from editlab.http import AuthenticatedHttpRequest
 from editlab.limits import parse_id
 
 OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
@@ -95,7 +96,7 @@ def _next_open(user, *, batch_id: int | None = None, exclude: int | None = None)
 
 
 @login_required
-def annotator_home(request: HttpRequest) -> HttpResponse:
+def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The annotator's batches with progress; `?batch=<id>` lists one batch's items."""
     batches = batch_progress(user=request.user)
     expanded = None
@@ -108,7 +109,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
         if expanded is None:
             raise Http404("No such batch among your assignments.")
         expanded.assignments = list(
-            Assignment.objects.filter(annotator=request.user, item__batch_id=expanded.batch_id).select_related("item")
+            Assignment.objects.filter(annotator=request.user, item__batch_id=batch_id).select_related("item")
         )
         if request.htmx:
             return render(request, "annotations/partials/batch_items.html", {"batch": expanded})
@@ -126,7 +127,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
+def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
     """The post-editing page of one of the user's own open assignments."""
     try:
         assignment = _own_assignment(request, assignment_id)
@@ -159,7 +160,7 @@ def editor(request: HttpRequest, assignment_id: int) -> HttpResponse:
     mine = (
         mine.filter(item__project=project, item__document=item.document)
         if item.document
-        else mine.filter(item__batch_id=item.batch_id)
+        else mine.filter(item__batch=item.batch_id)  # None: the unbatched items
     )
     total = mine.count()
     position = mine.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]).count()
@@ -221,7 +222,7 @@ def _effort_rows(post_edit: PostEdit) -> list[tuple[str, str]]:
 
 
 @login_required
-def diff(request: HttpRequest, assignment_id: int) -> HttpResponse:
+def diff(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
     """Original vs post-edit (or the current draft), word by word; read-only for everyone."""
     assignment = _visible_assignment(request, assignment_id)
     post_edit = PostEdit.objects.filter(assignment=assignment).first()

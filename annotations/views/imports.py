@@ -8,6 +8,8 @@ researchers and annotators get 403, anonymous users the login page.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.files.uploadedfile import UploadedFile
@@ -55,7 +57,9 @@ class ImportForm(forms.Form):
         max_length=200, required=False, label="Or a new project", help_text="Created by this import."
     )
     fmt = forms.ChoiceField(choices=list(FORMATS.items()), label="Format")
-    files = MultipleFileField(
+    # The form metaclass moves declared fields into base_fields, so this field does not hide
+    # BaseForm.files (the uploads) at run time; the stubs see a class attribute replacing it.
+    files = MultipleFileField(  # type: ignore[assignment]
         label="File(s)",
         help_text="PET: select every file of the study folder (its README and other documentation are skipped).",
     )
@@ -75,8 +79,9 @@ class ImportForm(forms.Form):
         help_text="Finished studies: prefix for the (inactive) annotator accounts, e.g. 'iwslt-'.",
     )
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         project, new = data.get("project"), (data.get("new_project") or "").strip()
         if bool(project) == bool(new):
             raise forms.ValidationError("Choose a project or name a new one (not both).")
@@ -97,8 +102,8 @@ def _mapping(request: HttpRequest) -> dict[str, str]:
     """map_<target> fields of the mapping partial ("" means the admin left it unmapped), then the
     typed pairs of map_extra (ImportDataError when one is not TARGET=COLUMN)."""
     mapping = {
-        key.removeprefix("map_"): value
-        for key, value in request.POST.items()
+        key.removeprefix("map_"): request.POST.get(key, "")
+        for key in request.POST
         if key.startswith("map_") and key != EXTRA_FIELD
     }
     mapping.update(mapping_pairs(request.POST.get(EXTRA_FIELD, ""), where="more mapping"))

@@ -19,6 +19,7 @@ from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
 from annotations.services.errors import ServiceError
+from editlab.http import HtmxHttpRequest
 
 # Every project is visible to admins and researchers, and to nobody else here.
 readers = role_required(ADMIN, RESEARCHER, message="Only admins and researchers may see this page.")
@@ -218,7 +219,7 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 @readers
-def progress_page(request: HttpRequest, pk: int) -> HttpResponse:
+def progress_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
     project = get_object_or_404(Project, pk=pk)
     context = {"progress": project_progress(project=project), "project": project}

@@ -1,15 +1,13 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connections, router
-from django.db.models import Field
 from django.http import HttpRequest
 
 from editlab.client_address import client_address
+from editlab.db import column
 from editlab.logins.services import LoginAttempt, login_attempt_begin, login_attempt_succeeded
 
 # The request attribute a refused attempt waits in for the login page (read with login_refusal()).
@@ -73,9 +71,9 @@ def _user_by_pk(user_id):
     quote = connection.ops.quote_name
     fields = users._meta.concrete_fields
     sql = "SELECT {} FROM {} WHERE {} = %s".format(
-        ", ".join(quote(_column(field)) for field in fields),
+        ", ".join(quote(column(field)) for field in fields),
         quote(users._meta.db_table),
-        quote(_column(users._meta.pk)),
+        quote(column(users._meta.pk)),
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [pk])
@@ -84,15 +82,8 @@ def _user_by_pk(user_id):
         return None
     values = []
     for field, value in zip(fields, row, strict=True):
-        column = field.get_col(users._meta.db_table)
-        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
-            value = convert(value, column, connection)
+        col = field.get_col(users._meta.db_table)
+        for convert in connection.ops.get_db_converters(col) + col.get_db_converters(connection):
+            value = convert(value, col, connection)
         values.append(value)
     return users.from_db(alias, [field.attname for field in fields], values)
-
-
-def _column(field: Field[Any, Any] | None) -> str:
-    """A concrete field's column (the stubs allow None: non-concrete fields have none)."""
-    if field is None or field.column is None:
-        raise ValueError(f"{field} has no column")
-    return field.column

@@ -84,7 +84,7 @@ def paired_differences(
     Pairs whose rows cover the same units are resampled together, on the same draws. A resample
     in which a correlation is undefined (a constant column drawn) is left out of the interval.
     """
-    results: list[tuple[float, tuple[float, float], int] | None] = [None] * len(pairs)
+    results: dict[int, tuple[float, tuple[float, float], int]] = {}  # by pair index
     by_units: dict[bytes, list[int]] = {}
     for i, pair in enumerate(pairs):
         present = np.zeros(int(codes.max(initial=-1)) + 1, dtype=bool)
@@ -116,7 +116,7 @@ def paired_differences(
             finite = differences[:, j][np.isfinite(differences[:, j])]
             low, high = np.percentile(finite, [tail, 100 - tail]) if finite.size else (np.nan, np.nan)
             results[i] = (float(observed[j]), (float(low), float(high)), units)
-    return results  # type: ignore[return-value]
+    return [results[i] for i in range(len(pairs))]
 
 
 def _dense_codes(values: np.ndarray) -> np.ndarray:

@@ -116,8 +116,8 @@ def effort_model(
         without = [c for c in everything if c not in slices.get(ANNOTATOR, [])]
         model.r2_cv_annotator = _ols_cv(design, y, tables[ANNOTATOR_CV], [without])[0][0]
     model.predicted, model.measured = predicted, y
-    for name, without in zip(names, cv_scores[1:], strict=True):
-        model.contributions[name] = model.r2_cv.mean - without.mean
+    for name, reduced in zip(names, cv_scores[1:], strict=True):
+        model.contributions[name] = model.r2_cv.mean - reduced.mean
     beta = np.linalg.lstsq(design, y, rcond=None)[0]
     for name in names:
         if name == ANNOTATOR:

@@ -61,7 +61,7 @@ def _fold_predictions(  # pragma: no cover - compiled; exercised through knn_sco
     k: int,
     only_fold: int,
     keep: bool,
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tie-averaged K-nearest-neighbour means of every row, trained on the rows of the other folds.
 
     xs is sorted ascending; ys (n, targets), fold (n,) and the runs of equal values follow it.

@@ -143,9 +143,9 @@ class _Reml:
         self.small = None
         if len(self.names) == 2:
             small = _indicator(factors[self.names[0]])
-            cross = sparse.csr_array(small.T @ big)  # edits per (small level, big level)
-            if cross.shape[0] * cross.shape[1] <= DENSE_CROSS:
-                cross = cross.toarray()  # sparse bookkeeping would cost more than the arithmetic
+            counted = sparse.csr_array(small.T @ big)  # edits per (small level, big level)
+            # Small: dense, sparse bookkeeping would cost more than the arithmetic.
+            cross = counted.toarray() if counted.shape[0] * counted.shape[1] <= DENSE_CROSS else counted
             self.small = (np.asarray(small.sum(axis=0)).ravel(), np.asarray(small.T @ data), cross)
 
     def parts(self, log_theta: np.ndarray) -> tuple[np.ndarray, float]:
@@ -234,7 +234,8 @@ def _fit_statsmodels(design: np.ndarray, y: np.ndarray, factors: Mapping[str, np
     beta = np.asarray(result.fe_params)
     cov_beta = np.asarray(result.cov_params())[:2, :2]
     if len(factors) == 1:
-        variances = {name: float(np.asarray(result.cov_re)[0, 0])}
+        (only,) = factors
+        variances = {only: float(np.asarray(result.cov_re)[0, 0])}
     else:
         variances = {name: float(v) for name, v in zip(model.exog_vc.names, result.vcomp, strict=True)}
         variances = {name: variances[name] for name in factors}

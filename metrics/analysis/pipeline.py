@@ -364,7 +364,8 @@ def _analyze_metric(
     result.pearson, result.pearson_p, result.pearson_ci = pooled.pearson, pooled.pearson_p, pooled.pearson_ci
     result.spearman, result.spearman_p = pooled.spearman, pooled.spearman_p
     result.kendall, result.kendall_p = pooled.kendall, pooled.kendall_p
-    result.pearson_oriented = orientation(result.direction) * pooled.pearson
+    if pooled.pearson is not None:  # None: the variation was lost to rounding
+        result.pearson_oriented = orientation(result.direction) * pooled.pearson
 
     if annotator_codes is not None:
         codes = annotator_codes[present]

@@ -1,5 +1,8 @@
 """Input and output serializers of the metric-values API (no logic here: services do the work)."""
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from editlab.limits import MAX_ID
@@ -103,7 +106,12 @@ class MetricJobOutputSerializer(serializers.Serializer):
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
     finished = serializers.DateTimeField(allow_null=True)
-    activity = JobActivityOutputSerializer(help_text="Chunks and workers (metrics.workers.job_activity).")
+    # The view reads the activity (metrics.workers.job_activity) and passes it as context["activity"].
+    activity = serializers.SerializerMethodField(help_text="Chunks and workers (metrics.workers.job_activity).")
+
+    @extend_schema_field(JobActivityOutputSerializer)
+    def get_activity(self, job: MetricJob) -> dict[str, Any]:
+        return JobActivityOutputSerializer(self.context["activity"]).data
 
 
 class ExportInputSerializer(serializers.Serializer):

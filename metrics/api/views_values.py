@@ -70,8 +70,7 @@ def _values(filters: dict) -> QuerySet:
 
 
 def _job_data(job: MetricJob) -> dict:
-    job.activity = job_activity(job)
-    return s.MetricJobOutputSerializer(job).data
+    return s.MetricJobOutputSerializer(job, context={"activity": job_activity(job)}).data
 
 
 class MetricValueListApi(ValuesApiView):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import Enum, auto
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass
@@ -33,13 +35,20 @@ def _from_environment() -> _Config:
 
 CONFIG = _from_environment()
 
-_UNSET = object()
+
+class _Unset(Enum):
+    """The default of an argument whose None means something (an enum member: its type is its own)."""
+
+    UNSET = auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 def configure(
     *,
     cache_dir: str | Path | None = None,
-    bertscore_model: str | Path | None | object = _UNSET,
+    bertscore_model: str | Path | None | Literal[_Unset.UNSET] = _UNSET,
     bertscore_layers: int | None = None,
     workers: int | None = None,
 ) -> None:
@@ -48,7 +57,7 @@ def configure(
     if cache_dir is not None:
         CONFIG.cache_dir = Path(cache_dir).expanduser()
     if bertscore_model is not _UNSET:
-        CONFIG.bertscore_model = Path(bertscore_model).expanduser() if bertscore_model else None  # type: ignore[arg-type]
+        CONFIG.bertscore_model = Path(bertscore_model).expanduser() if bertscore_model else None
     if bertscore_layers is not None:
         if bertscore_layers < 1:
             raise ValueError(f"bertscore_layers must be at least 1, got {bertscore_layers}")

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
+from editlab.http import HtmxHttpRequest
 from metrics import text as engine
 from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format, parse_flag
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
@@ -113,7 +114,7 @@ def duration(seconds: float) -> str:
 @login_required
 @require_GET
 @readers
-def job_page(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
+def job_page(request: HtmxHttpRequest, project_id: int, job_id: int) -> HttpResponse:
     job = _job(project_id, job_id)
     activity = job_activity(job)
     context = {
@@ -145,7 +146,7 @@ def job_retry(request: HttpRequest, project_id: int, job_id: int) -> HttpRespons
 @login_required
 @require_GET
 @readers
-def export_download(request: HttpRequest, project_id: int) -> HttpResponse:
+def export_download(request: HttpRequest, project_id: int) -> HttpResponse | StreamingHttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     fmt = request.GET.get("format", "csv")
     try:

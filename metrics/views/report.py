@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET
 
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
+from editlab.http import HtmxHttpRequest
 from metrics import plots
 from metrics.analysis import (
     Settings,
@@ -89,7 +90,7 @@ def report_projects(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @readers
-def report_page(request: HttpRequest, project_id: int) -> HttpResponse:
+def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     context = {
         "project": project,
@@ -375,7 +376,8 @@ def _heatmap(selection: Selection, settings: Settings, query, fmt: str) -> HttpR
 def _effort(selection: Selection, settings: Settings, query, fmt: str) -> HttpResponse:
     report = report_build(selection=selection, settings=settings)
     model = report.analysis.effort_model
-    if model is None or model.predicted is None:
+    # The predictions, the measured values, their rows and the CV score are set together.
+    if model is None or model.predicted is None or model.measured is None or model.index is None or model.r2_cv is None:
         raise _PlotError("no effort model for this selection (see the report's messages)")
     target = selection.target_column
     filename = f"{_safe_name(selection.project.name)}-effort-model-{target}"

@@ -22,6 +22,7 @@ from metrics.analysis import Analysis, ConditionAnalysis, condition_rows, format
 from metrics.exports import neutralise_formula
 from metrics.reports import (
     ORIGINS,
+    IdleSensitivity,
     Report,
     SelectionError,
     baseline_build,
@@ -151,7 +152,7 @@ class Command(BaseCommand):
             out(mixed)
         if report.idle_sensitivity is not None:
             out("")
-            out(_sensitivity_table(report))
+            out(_sensitivity_table(report.idle_sensitivity))
         conditions = report.conditions
         if conditions is not None and len(conditions.conditions) >= 2:
             out("")
@@ -330,8 +331,7 @@ def _interval(low, high) -> str:
     return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
 
 
-def _sensitivity_table(report: Report) -> str:
-    sensitivity = report.idle_sensitivity
+def _sensitivity_table(sensitivity: IdleSensitivity) -> str:
     header = ["metric", *[f"r@{s:g}s" for s in sensitivity.thresholds_s]]
     rows = [header]
     for name, values in sensitivity.metrics.items():
