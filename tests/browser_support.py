@@ -84,7 +84,6 @@ def site(live_server):
     httpd = live_server.thread.httpd
     app = httpd.get_app()
     if connection.vendor == "sqlite" and connection.is_in_memory_db() and not getattr(app, "editlab_serial", False):
-
         inner = app
 
         def serial(environ, start_response):

@@ -240,7 +240,9 @@ def upsert_rates(post_edit_ids: list[int], *, processes: int, rows: int, env: di
         "insert_rate": sum(r[0][0] / r[0][1] for r in results),
         "update_rate": sum(r[1][0] / r[1][1] for r in results),
         "total_rate": (inserted + updated) / wall,
-        "pg_rows_per_cpu_s": (inserted + updated) / (pg_after - pg_before) if pg_before is not None else None,
+        "pg_rows_per_cpu_s": (
+            (inserted + updated) / (pg_after - pg_before) if pg_before is not None and pg_after is not None else None
+        ),
         "load": f"{load_before} → {_load()}",
     }
 
