@@ -216,3 +216,15 @@ def test_a_project_without_conditions_has_no_section_and_no_plot(researcher_clie
     plot = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "conditions", "fmt": "svg"})
     response = researcher_client.get(plot + "?target=keystrokes")
     assert response.status_code == 400 and "two conditions or more" in response.content.decode()
+
+
+def test_the_distribution_plot_draws_an_empty_condition_and_hostile_names_inertly():
+    from metrics import plots
+
+    svg = plots.condition_distributions(
+        {"<b>&amp;$x$": np.array([1.0, 2.0, 3.0]), "empty": np.array([])},
+        means={"<b>&amp;$x$": (1.5, 2.5), "empty": None},
+        title="t <script>",
+        ylabel="keystrokes",
+    ).decode()
+    assert "&lt;b&gt;&amp;amp;$x$" in svg and "<script>" not in svg and "(n = 0)" in svg
