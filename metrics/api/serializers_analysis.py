@@ -278,7 +278,8 @@ class ConditionsOutputSerializer(serializers.Serializer):
     model = ConditionModelOutputSerializer(allow_null=True, help_text="target ~ C(condition) + random intercepts.")
     log_model = ConditionModelOutputSerializer(allow_null=True, help_text="The same on log(time), with log_time.")
     left_out = serializers.IntegerField(help_text="Edits without a condition, left out.")
-    bootstrap_unit = serializers.ChoiceField(choices=["item", "row"])
+    # A CharField: a second ChoiceField over the same choices would give the schema two enum names for one set.
+    bootstrap_unit = serializers.CharField(help_text='What the bootstrap resamples: "item" or "row".')
     resamples = serializers.IntegerField()
     seed = serializers.IntegerField()
     words_from = serializers.CharField()
