@@ -16,7 +16,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 from django.db.models import Count, Max
@@ -38,17 +38,21 @@ from metrics.analysis import (
     word_counts,
 )
 from metrics.analysis.conditions import CONDITION, WORDS, pick_baseline
+from metrics.analysis.documents import DocumentsSummary, document_summary
+from metrics.analysis.origins import OriginComparison, compare_origins
 from metrics.models import MetricValue
 from metrics.selectors import (
     TARGETS,
     VARIANTS,
     active_times,
     annotator_names,
+    copied_from,
     flagged_count,
     metric_column,
     post_edit_frame,
     post_edit_queryset,
     practice_count,
+    project_has_documents,
     stored_metric_names,
 )
 
@@ -56,6 +60,8 @@ CACHE_ENTRIES = 8
 ORIGINS = (PostEdit.LIVE, PostEdit.IMPORTED)
 # Columns kept beside the analysis for plots and downloads (texts are dropped: big).
 KEPT_COLUMNS = ("post_edit_id", "external_id", "annotator")
+# Kept for the per-document summary and the live-vs-imported comparison.
+DESIGN_KEPT_COLUMNS = ("document", "practice", "origin")
 
 
 class SelectionError(ValueError):
@@ -149,9 +155,13 @@ class Report:
     idle_sensitivity: IdleSensitivity | None = None
     practice: int = 0  # post-edits of practice items in the selection (before any exclusion)
     conditions: ConditionAnalysis | None = None  # when the selection's edits carry conditions
+    documents: DocumentsSummary | None = None  # when the project's items belong to documents
+    live_vs_imported: OriginComparison | None = None  # when live and imported post-edits can be compared
 
     def to_dict(self) -> dict:
         data = self.analysis.to_dict()
+        data["documents"] = self.documents.to_dict() if self.documents else None
+        data["live_vs_imported"] = self.live_vs_imported.to_dict() if self.live_vs_imported else None
         data["selection"] = self.selection.describe()
         data["messages"] = self.messages + data["messages"]
         data["flagged"] = {"in_selection": self.flagged, "excluded": self.selection.exclude_flagged}
@@ -399,7 +409,10 @@ def report_build(
     """The analysis of a selection, from the cache when its data has not changed; with the
     comparison of conditions when its edits carry any (against `baseline`, checked by baseline_build)."""
     settings = settings or Settings()
-    key = _cache_key("report", selection.describe(), repr(settings), baseline, _fingerprint(selection))
+    # A copy's report compares it with its source (live_vs_imported): the source's data is part of the key.
+    source = comparison_source(selection)
+    fingerprints = [_fingerprint(s) for s in (selection, source) if s is not None]
+    key = _cache_key("report", selection.describe(), repr(settings), baseline, *fingerprints)
 
     def compute() -> Report:
         data = selection_data(selection=selection, use_cache=use_cache)
@@ -423,6 +436,10 @@ def report_build(
             else None,
             practice=data.practice,
             conditions=_conditions(selection=selection, data=data, settings=settings, baseline=baseline),
+            documents=documents_build(selection=selection, data=data),
+            live_vs_imported=live_vs_imported_build(
+                selection=selection, data=data, settings=settings, use_cache=use_cache
+            ),
         )
 
     return _cached(key, compute, use_cache)
@@ -441,6 +458,65 @@ def _conditions(
         time="active_ms" if selection.target == "active_time" else "wall_ms",
         settings=settings,
     )
+
+
+def documents_build(*, selection: Selection, data: SelectionData) -> DocumentsSummary | None:
+    """The selection's per-document summary; None when no item of the project has a document."""
+    if not project_has_documents(project=selection.project):
+        return None
+    return documents_summarise(selection=selection, data=data)
+
+
+def documents_summarise(*, selection: Selection, data: SelectionData) -> DocumentsSummary:
+    """The selection's per-document summary, empty (with a message) when no item has a document."""
+    summary = document_summary(data.frame, include_practice=selection.include_practice)
+    if not selection.include_practice:  # the selection's rows hold none of them already
+        summary.note_practice_left_out(data.practice)
+    return summary
+
+
+def comparison_source(selection: Selection) -> Selection | None:
+    """For a copied project (annotations.services.copying), the selection of its source's imported
+    post-edits: the same target, variant, task type and exclusions, any annotator."""
+    source = copied_from(project=selection.project)
+    if source is None:
+        return None
+    return replace(selection, project=source, annotators=(), origin=PostEdit.IMPORTED)
+
+
+def live_vs_imported_build(
+    *, selection: Selection, data: SelectionData, settings: Settings, use_cache: bool = True
+) -> OriginComparison | None:
+    """Live against imported effort on the shared items: the project's own post-edits of both origins,
+    or, for a copy, its live post-edits against its source's imported ones (matched by external id).
+    None when the selection has no post-edit of one of the two origins."""
+    frame, metrics, source_name, source_practice = data.frame, data.metrics, None, 0
+    source = comparison_source(selection)
+    if source is not None:
+        source_data = selection_data(selection=source, use_cache=use_cache)
+        source_practice = source_data.practice
+        metrics = [name for name in metrics if name in source_data.metrics]
+        own = frame[frame["origin"] == PostEdit.LIVE]
+        theirs = source_data.frame[source_data.frame["origin"] == PostEdit.IMPORTED]
+        frame = pd.concat([own, theirs], ignore_index=True) if len(theirs) else own
+        source_name = source.project.name
+    if not {PostEdit.LIVE, PostEdit.IMPORTED} <= set(frame["origin"]):
+        return None
+    comparison = compare_origins(
+        frame,
+        target=selection.target_column,
+        metrics=metrics,
+        include_practice=selection.include_practice,
+        settings=settings,
+    )
+    if not selection.include_practice:  # the selections' rows hold none of them already
+        comparison.note_practice_left_out(data.practice + source_practice)
+    if source_name is not None:
+        comparison.source_project = source_name
+        comparison.messages.insert(
+            0, f"live post-edits of this copy against the imported post-edits of {source_name!r}, by external id"
+        )
+    return comparison
 
 
 SENSITIVITY_THRESHOLDS_S = (5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -513,6 +589,7 @@ def _load(selection: Selection) -> SelectionData:
     kept = frame[
         [
             *KEPT_COLUMNS,
+            *DESIGN_KEPT_COLUMNS,
             *TARGETS.values(),
             STORED_ACTIVE,
             "definition_version",

@@ -40,6 +40,7 @@ BASE_COLUMNS = (
     "origin",
     "condition",
     "practice",
+    "document",
     "definition_version",
     "original",
     "edited",
@@ -52,6 +53,7 @@ _BASE_VALUES = {
     "annotator": F("assignment__annotator__username"),
     "task_type": F("assignment__item__task_type"),
     "practice": F("assignment__item__practice"),
+    "document": F("assignment__item__document"),
     "original": original_text_of_post_edit(),
     "edited": F("text"),
 }
@@ -252,6 +254,21 @@ def effort_points(
 
 def flagged_count(post_edits: QuerySet[PostEdit]) -> int:
     return post_edits.exclude(flags=[]).count()
+
+
+def copied_from(*, project: Project) -> Project | None:
+    """The project this one was copied from (Project.meta["copied_from"], set by project_copy_items),
+    or None: not a copy, or its source is gone."""
+    origin = project.meta.get("copied_from") if isinstance(project.meta, dict) else None
+    source_id = origin.get("project_id") if isinstance(origin, dict) else None
+    if not isinstance(source_id, int) or isinstance(source_id, bool) or source_id == project.pk:
+        return None
+    return project_get(project_id=source_id)
+
+
+def project_has_documents(*, project: Project) -> bool:
+    """Whether any item of the project belongs to a document."""
+    return project.items.exclude(document="").exists()
 
 
 def practice_count(post_edits: QuerySet[PostEdit]) -> int:

@@ -15,6 +15,11 @@ urlpatterns: list = [
     path("research/<int:project_id>/report/", report.report_page, name="metrics-report"),
     path("research/<int:project_id>/report/analysis.<slug:fmt>", report.report_data, name="metrics-report-data"),
     path(
+        "research/<int:project_id>/report/documents.<slug:fmt>",
+        report.report_documents,
+        name="metrics-report-documents",
+    ),
+    path(
         "research/<int:project_id>/report/plots/<slug:kind>.<slug:fmt>", report.report_plot, name="metrics-report-plot"
     ),
 ]

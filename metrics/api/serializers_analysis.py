@@ -286,6 +286,67 @@ class ConditionsOutputSerializer(serializers.Serializer):
     messages = serializers.ListField(child=serializers.CharField())
 
 
+class EffortTotalOutputSerializer(serializers.Serializer):
+    total = serializers.FloatField(allow_null=True, help_text="Sum over the post-edits with a value.")
+    mean = serializers.FloatField(allow_null=True, help_text="Mean per post-edit with a value.")
+    n = serializers.IntegerField(help_text="Post-edits with a value.")
+
+
+class DocumentOutputSerializer(serializers.Serializer):
+    document = serializers.CharField()
+    segments = serializers.IntegerField(help_text="Distinct items with a post-edit in the selection.")
+    post_edits = serializers.IntegerField()
+    annotators = serializers.IntegerField()
+    conditions = serializers.ListField(child=serializers.CharField(), help_text="Conditions seen, sorted.")
+    words = serializers.IntegerField(help_text="Whitespace-separated words of the submitted post-edits, summed.")
+    effort = serializers.DictField(child=EffortTotalOutputSerializer(), help_text="Per effort field.")
+
+
+class DocumentsOutputSerializer(serializers.Serializer):
+    documents = DocumentOutputSerializer(many=True)
+    without_document = serializers.IntegerField(help_text="Post-edits of items without a document: in no row.")
+    practice_left_out = serializers.IntegerField()
+    efforts = serializers.ListField(child=serializers.CharField())
+    messages = serializers.ListField(child=serializers.CharField())
+
+
+class OriginEffortOutputSerializer(serializers.Serializer):
+    n_items = serializers.IntegerField(help_text="Shared items with a value under both origins.")
+    live_mean = serializers.FloatField(allow_null=True, help_text="Mean over items of the item's live mean.")
+    imported_mean = serializers.FloatField(allow_null=True)
+    difference = serializers.FloatField(allow_null=True, help_text="Mean over items of live minus imported.")
+    ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="Percentile bootstrap over items."
+    )
+
+
+class OriginCorrelationOutputSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    pearson = serializers.FloatField(allow_null=True)
+    pearson_p = serializers.FloatField(allow_null=True)
+    pearson_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+
+
+class LiveVsImportedOutputSerializer(serializers.Serializer):
+    target = serializers.CharField()
+    shared_items = serializers.IntegerField(help_text="Items with a live and an imported post-edit.")
+    live_items = serializers.IntegerField()
+    imported_items = serializers.IntegerField()
+    live_post_edits = serializers.IntegerField(help_text="On the shared items.")
+    imported_post_edits = serializers.IntegerField(help_text="On the shared items.")
+    efforts = serializers.DictField(child=OriginEffortOutputSerializer(), help_text="Per effort field.")
+    correlations = serializers.DictField(
+        child=serializers.DictField(child=OriginCorrelationOutputSerializer()),
+        help_text="Metric -> origin (live, imported) -> Pearson r with the target on the shared items.",
+    )
+    resamples = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    confidence = serializers.FloatField()
+    practice_left_out = serializers.IntegerField()
+    source_project = serializers.CharField(allow_null=True, help_text="For a copy: the project it was copied from.")
+    messages = serializers.ListField(child=serializers.CharField())
+
+
 class AnalysisOutputSerializer(serializers.Serializer):
     selection = SelectionOutputSerializer()
     target = serializers.CharField(help_text="The target column.")
@@ -306,4 +367,11 @@ class AnalysisOutputSerializer(serializers.Serializer):
     practice = PracticeOutputSerializer()
     conditions = ConditionsOutputSerializer(
         allow_null=True, help_text="Effort by condition and the condition effects (when edits carry conditions)."
+    )
+    documents = DocumentsOutputSerializer(
+        allow_null=True, help_text="The per-document summary; null when no item of the project has a document."
+    )
+    live_vs_imported = LiveVsImportedOutputSerializer(
+        allow_null=True,
+        help_text="Live against imported effort on the same items; null without post-edits of both origins.",
     )

@@ -36,6 +36,8 @@ from metrics.analysis import (
     summary_rows,
 )
 from metrics.analysis.conditions import CONDITION
+from metrics.analysis.documents import document_columns, document_rows
+from metrics.analysis.origins import origin_rows
 from metrics.exports import neutralise_formula
 from metrics.gold_figures import gold_table_build
 from metrics.reports import (
@@ -46,6 +48,7 @@ from metrics.reports import (
     SelectionError,
     baseline_build,
     declared_conditions,
+    documents_summarise,
     report_build,
     selection_data,
     selection_from_query,
@@ -200,6 +203,37 @@ def _report_context(report: Report, project: Project, baseline: str | None = Non
         "query": query,
         "gold": gold_table_build(selection=report.selection),
         **_conditions_context(report, plot_urls),
+        **_documents_context(report, project, query),
+        **_live_vs_imported_context(report),
+    }
+
+
+def _live_vs_imported_context(report: Report) -> dict:
+    comparison = report.live_vs_imported
+    if comparison is None:
+        return {"live_vs_imported": None}
+    return {
+        "live_vs_imported": comparison,
+        "origin_effort_rows": origin_rows(comparison),
+        "origin_correlation_rows": [
+            {"metric": name, "live": by_origin["live"], "imported": by_origin["imported"]}
+            for name, by_origin in comparison.correlations.items()
+        ],
+    }
+
+
+def _documents_context(report: Report, project: Project, query: str) -> dict:
+    documents = report.documents
+    if documents is None:
+        return {"documents": None}
+    base = reverse("metrics-report-documents", kwargs={"project_id": project.pk, "fmt": "FMT"})
+    return {
+        "documents": documents,
+        "document_rows": [
+            {**asdict(doc), "efforts": [doc.effort[column] for column in documents.efforts]}
+            for doc in documents.documents
+        ],
+        "documents_urls": {fmt: f"{base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
     }
 
 
@@ -229,9 +263,9 @@ def _selection_or_400(request: HttpRequest, project: Project) -> tuple[Selection
         return HttpResponseBadRequest(f"Bad selection: {exc}", content_type="text/plain; charset=utf-8")
 
 
-def _csv_response(rows: list[dict], filename: str) -> HttpResponse:
+def _csv_response(rows: list[dict], filename: str, columns: list[str] | None = None) -> HttpResponse:
     buffer = io.StringIO()
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+    columns = columns or list(dict.fromkeys(key for row in rows for key in row))
     # RFC 4180 line ends: a cell holding a lone CR is then quoted (with "\n" it went out bare and split the row).
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([neutralise_formula(c) for c in columns])
@@ -268,6 +302,25 @@ def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse
     if fmt == "json":
         return _json_response(report.to_dict(), filename)
     return _csv_response(summary_rows(report.analysis), filename)
+
+
+@login_required
+@require_GET
+@readers
+def report_documents(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
+    """The per-document summary of the selection (no analysis needed), as CSV or JSON."""
+    project = get_object_or_404(Project, pk=project_id)
+    if fmt not in NUMBER_FORMATS:
+        raise Http404(f"unknown format {fmt!r}")
+    chosen = _selection_or_400(request, project)
+    if isinstance(chosen, HttpResponse):
+        return chosen
+    selection = chosen[0]
+    documents = documents_summarise(selection=selection, data=selection_data(selection=selection))
+    filename = f"{_safe_name(project.name)}-documents"
+    if fmt == "json":
+        return _json_response({"selection": selection.describe(), **documents.to_dict()}, filename)
+    return _csv_response(document_rows(documents), filename, columns=document_columns(documents.efforts))
 
 
 @login_required

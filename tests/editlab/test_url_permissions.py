@@ -401,6 +401,9 @@ ROUTES: dict[str, Route] = {
     "metrics-report-data": Route(
         kwargs=lambda w: {"project_id": w.project.pk, "fmt": "json"}, get=PAGE_READERS, post=PAGE_NO_POST
     ),
+    "metrics-report-documents": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "fmt": "csv"}, get=PAGE_READERS, post=PAGE_NO_POST
+    ),
     "metrics-report-plot": Route(
         kwargs=lambda w: {"project_id": w.project.pk, "kind": "scatter", "fmt": "svg"},
         get=PAGE_READERS,

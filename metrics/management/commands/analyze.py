@@ -1,6 +1,6 @@
 """python manage.py analyze --project NAME --target TARGET [--variant V] [--annotators a,b]
 [--task-type T] [--origin O] [--exclude-flagged] [--include-practice] [--idle-threshold S] [--log-time]
-[--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv]
+[--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv] [--by-document]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
 per metric Pearson r (p, 95% CI, per annotator), Spearman rho, 5-NN R² (published split
@@ -9,6 +9,7 @@ effort model; when the edits were made under conditions, effort per condition an
 condition's effect against the baseline (--baseline, default the first declared condition).
 Practice items' post-edits are left out unless --include-practice. The JSON schema is
 documented in the README ("Analysis JSON"); conditions-csv prints one row per condition.
+With --by-document it prints the per-document summary instead (no analysis is run).
 """
 
 import csv
@@ -19,15 +20,20 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotations.models import Project
 from metrics.analysis import Analysis, ConditionAnalysis, condition_rows, format_p, summary_rows
+from metrics.analysis.documents import DocumentsSummary, document_columns, document_rows
+from metrics.analysis.origins import OriginComparison, origin_rows
 from metrics.exports import neutralise_formula
 from metrics.reports import (
     ORIGINS,
     IdleSensitivity,
     Report,
+    Selection,
     SelectionError,
     baseline_build,
+    documents_build,
     report_build,
     selection_build,
+    selection_data,
     settings_build,
 )
 from metrics.selectors import TARGETS, VARIANTS
@@ -72,6 +78,11 @@ class Command(BaseCommand):
             metavar="CONDITION",
             help="the condition the others are compared with (default: the first declared condition)",
         )
+        parser.add_argument(
+            "--by-document",
+            action="store_true",
+            help="print the per-document summary (segments, post-edits, annotators, conditions, words, effort)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -103,9 +114,23 @@ class Command(BaseCommand):
             )
         except (SelectionError, ValueError) as exc:
             raise CommandError(str(exc)) from None
+        if options["by_document"]:
+            self._documents(selection, options["format"])
+            return
         report = report_build(selection=selection, settings=settings, baseline=baseline, use_cache=False)
         formats = {"json": self._json, "csv": self._csv, "table": self._table, "conditions-csv": self._conditions_csv}
         formats[options["format"]](report)
+
+    def _documents(self, selection: Selection, fmt: str) -> None:
+        documents = documents_build(selection=selection, data=selection_data(selection=selection, use_cache=False))
+        if documents is None:
+            raise CommandError(f"no item of project {selection.project.name!r} belongs to a document")
+        if fmt == "json":
+            self.stdout.write(json.dumps(documents.to_dict(), indent=2, allow_nan=False))
+        elif fmt in ("csv", "conditions-csv"):
+            self._write_csv(document_rows(documents), first="document", columns=document_columns(documents.efforts))
+        else:
+            self.stdout.write(_documents_table(documents))
 
     def _json(self, report: Report) -> None:
         self.stdout.write(json.dumps(report.to_dict(), indent=2, allow_nan=False))
@@ -116,8 +141,8 @@ class Command(BaseCommand):
     def _conditions_csv(self, report: Report) -> None:
         self._write_csv(condition_rows(report.conditions) if report.conditions else [], first="condition")
 
-    def _write_csv(self, rows: list[dict], *, first: str) -> None:
-        columns = list(dict.fromkeys(key for row in rows for key in row)) or [first]
+    def _write_csv(self, rows: list[dict], *, first: str, columns: list[str] | None = None) -> None:
+        columns = columns or list(dict.fromkeys(key for row in rows for key in row)) or [first]
         buffer = io.StringIO()
         # RFC 4180 line ends: a cell holding a lone CR is then quoted (with "\n" it went out bare and split the row).
         writer = csv.writer(buffer, lineterminator="\r\n")
@@ -157,6 +182,9 @@ class Command(BaseCommand):
         if conditions is not None and len(conditions.conditions) >= 2:
             out("")
             out(_conditions_table(conditions))
+        if report.live_vs_imported is not None:
+            out("")
+            out(_live_vs_imported_table(report.live_vs_imported))
         messages = (
             report.messages
             + analysis.messages
@@ -174,6 +202,61 @@ class Command(BaseCommand):
             out("Messages:")
             for message in messages:
                 out(f"  - {message}")
+
+
+def _live_vs_imported_table(comparison: OriginComparison) -> str:
+    source = f" (imported from {comparison.source_project})" if comparison.source_project else ""
+    title = (
+        f"Live and imported on {comparison.shared_items} shared items{source}: {comparison.live_post_edits} live, "
+        f"{comparison.imported_post_edits} imported post-edits; difference = live - imported per item, "
+        f"{comparison.confidence:g} bootstrap CI over items ({comparison.resamples} resamples, seed {comparison.seed}):"
+    )
+    lines = [title]
+    rows = [["effort", "items", "live mean", "imported mean", "difference", "95% CI"]]
+    for row in origin_rows(comparison):
+        ci = f"[{row['ci_low']:.1f}, {row['ci_high']:.1f}]" if row["ci_low"] is not None else "-"
+        rows.append(
+            [
+                row["effort"],
+                str(row["n_items"]),
+                _num(row["live_mean"], 1),
+                _num(row["imported_mean"], 1),
+                _num(row["difference"], 1),
+                ci,
+            ]
+        )
+    if len(rows) > 1:
+        lines += ["", _align(rows)]
+    if comparison.correlations:
+        table = [["metric", "r live", "n live", "r imported", "n imported"]]
+        for name, by_origin in comparison.correlations.items():
+            live, imported = by_origin["live"], by_origin["imported"]
+            table.append([name, _num(live.pearson), str(live.n), _num(imported.pearson), str(imported.n)])
+        lines += ["", _align(table)]
+    lines += [f"  - {message}" for message in comparison.messages]
+    return "\n".join(lines)
+
+
+def _documents_table(documents: DocumentsSummary) -> str:
+    header = ["document", "segments", "post-edits", "annotators", "conditions", "words"]
+    header += [f"{column} {part}" for column in documents.efforts for part in ("total", "mean")]
+    rows = [header]
+    for doc in documents.documents:
+        efforts = [doc.effort[column] for column in documents.efforts]
+        rows.append(
+            [
+                doc.document,
+                str(doc.segments),
+                str(doc.post_edits),
+                str(doc.annotators),
+                ",".join(doc.conditions) or "-",
+                str(doc.words),
+                *[cell for e in efforts for cell in (_num(e.total, 0), _num(e.mean, 1))],
+            ]
+        )
+    lines = [_align(rows)] if documents.documents else []
+    lines += [f"  - {message}" for message in documents.messages]
+    return "\n".join(lines)
 
 
 def _num(value, digits: int = 3) -> str:
