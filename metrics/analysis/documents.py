@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from metrics.analysis.common import ANNOTATOR, ITEM, plain
@@ -98,8 +99,8 @@ def document_summary(
         practice_left_out=left_out,
         efforts=list(efforts),
     )
-    for name, group in rows[in_document.to_numpy()].groupby(names[in_document], sort=True):
-        summary.documents.append(_one_document(str(name), group, efforts, item, annotator, condition, words))
+    kept = rows[in_document.to_numpy()]
+    summary.documents = _per_document(kept, names[in_document], efforts, item, annotator, condition, words)
     note_practice(summary.messages, left_out)
     if summary.without_document:
         summary.messages.append(f"{_post_edits(summary.without_document)} of items without a document: in no row")
@@ -119,32 +120,54 @@ def _without_practice(frame: pd.DataFrame, practice: str) -> tuple[pd.DataFrame,
     return frame[~flags], int(flags.sum())
 
 
-def _one_document(
-    name: str,
-    group: pd.DataFrame,
+def _per_document(
+    rows: pd.DataFrame,
+    names: pd.Series,
     efforts: Sequence[str],
     item: str,
     annotator: str,
     condition: str,
     words: str,
-) -> DocumentSummary:
-    conditions = group[condition].fillna("").astype(str) if condition in group else pd.Series([], dtype=str)
-    return DocumentSummary(
-        document=name,
-        segments=int(group[item].nunique()),
-        post_edits=len(group),
-        annotators=int(group[annotator].nunique()),
-        conditions=sorted({c for c in conditions if c}),
-        words=int(pd.to_numeric(group[words], errors="coerce").fillna(0).sum()) if words in group else 0,
-        effort={column: _effort_total(group[column]) for column in efforts},
-    )
+) -> list[DocumentSummary]:
+    """Every document's figures by one grouped aggregation each (a loop over groups costs ~1 s per 100,000 rows)."""
+    if rows.empty:
+        return []
+    keys = names.to_numpy()
+    grouped = rows.groupby(keys, sort=True)
+    segments, annotators, post_edits = grouped[item].nunique(), grouped[annotator].nunique(), grouped.size()
+    counted = pd.to_numeric(rows[words], errors="coerce").fillna(0) if words in rows else pd.Series(0, index=rows.index)
+    word_sums = counted.groupby(keys, sort=True).sum()
+    seen = _conditions_seen(rows, keys, condition)
+    totals = {}
+    for column in efforts:
+        values = pd.to_numeric(rows[column], errors="coerce").astype(float).groupby(keys, sort=True)
+        totals[column] = (values.sum(min_count=1), values.mean(), values.count())
+    return [
+        DocumentSummary(
+            document=str(name),
+            segments=int(segments[name]),
+            post_edits=int(post_edits[name]),
+            annotators=int(annotators[name]),
+            conditions=seen.get(name, []),
+            words=int(word_sums[name]),
+            effort={column: _effort_total(*(part[name] for part in totals[column])) for column in efforts},
+        )
+        for name in post_edits.index
+    ]
 
 
-def _effort_total(values: pd.Series) -> EffortTotal:
-    present = pd.to_numeric(values, errors="coerce").astype(float).dropna()
-    if present.empty:
+def _conditions_seen(rows: pd.DataFrame, keys: np.ndarray, condition: str) -> dict[str, list[str]]:
+    if condition not in rows:
+        return {}
+    pairs = pd.DataFrame({"document": keys, "condition": rows[condition].fillna("").astype(str).to_numpy()})
+    pairs = pairs[pairs["condition"] != ""].drop_duplicates().sort_values(["document", "condition"])
+    return {str(name): list(group["condition"]) for name, group in pairs.groupby("document", sort=False)}
+
+
+def _effort_total(total: float, mean: float, n: int) -> EffortTotal:
+    if not n:
         return EffortTotal(total=None, mean=None, n=0)
-    return EffortTotal(total=float(present.sum()), mean=float(present.mean()), n=len(present))
+    return EffortTotal(total=float(total), mean=float(mean), n=int(n))
 
 
 def document_columns(efforts: Sequence[str]) -> list[str]:
