@@ -282,6 +282,7 @@ def test_the_report_page_shows_the_section_only_with_both_origins(both, research
     html = researcher_client.get(url, {"target": "keystrokes"}).content.decode()
     assert '<h2 id="live-vs-imported">Live and imported</h2>' in html
     assert f'<td data-value="{DIFFERENCE}">{DIFFERENCE:.1f}</td>' in html
+    assert "with its 95% percentile\n  bootstrap interval from 1000 resamples of items (seed 42)" in html
     html = researcher_client.get(url, {"target": "keystrokes", "origin": "imported"}).content.decode()
     assert 'id="live-vs-imported"' not in html
 
