@@ -148,6 +148,19 @@ def stored_times_around(post_edit_id: int, visit_id: int, low: int, high: int) -
     return [*([below] if below else []), *inside, *([above] if above else [])]
 
 
+# The columns stored as the LogEvent carries them (same names on both sides), written by
+# event_row and read back by stored_log in this order.
+EVENT_VALUE_COLUMNS = (
+    "key",
+    "code",
+    "modifiers",
+    "repeat",
+    "input_type",
+    "sel_start",
+    "sel_end",
+    "data",
+)
+
 # Every column of EditEvent but the id, in the order of event_row. A new EditEvent field must be
 # added here too (the ingestion tests fail until it is).
 EVENT_INSERT_COLUMNS = (
@@ -157,14 +170,7 @@ EVENT_INSERT_COLUMNS = (
     "t_ms",
     "received_at",
     "kind",
-    "key",
-    "code",
-    "modifiers",
-    "repeat",
-    "input_type",
-    "sel_start",
-    "sel_end",
-    "data",
+    *EVENT_VALUE_COLUMNS,
     "deleted",
     "length_after",
     "extra",
@@ -338,14 +344,7 @@ LOG_COLUMNS = (
     "t_ms",
     "kind",
     "visit_id",
-    "key",
-    "code",
-    "modifiers",
-    "repeat",
-    "input_type",
-    "sel_start",
-    "sel_end",
-    "data",
+    *EVENT_VALUE_COLUMNS,
     "length_after",
     "extra_text",
 )

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db.models import Count
 
-from annotations.importers import ImportDataError, import_items
+from annotations.importers import ImportDataError, import_items, pet
 from annotations.models import Assignment, Item, PostEdit, Project
 from annotations.roles import is_annotator
 from tests.factories import AssignmentFactory, ProjectFactory, UserFactory
@@ -76,22 +76,8 @@ def test_it_imports_the_whole_iwslt2019_study(shared_data):
     assert item.model_output.startswith("En uno de los dos prestigiosos eventos de natación")
     assert item.references[0].startswith("En una de las dos distancias reinas")
     assert first.text.startswith("En uno de los dos prestigiosos eventos de natación, los 50 metros libres, fue")
-    effort = {
-        f: getattr(first, f)
-        for f in (
-            "wall_ms",
-            "letters",
-            "digits",
-            "spaces",
-            "symbols",
-            "navigation",
-            "erase",
-            "commands",
-            "visible",
-            "keystrokes",
-            "allkeys",
-        )
-    }
+    # Every count column the importer reads, as stored on the post-edit.
+    effort = {f: getattr(first, f) for f in ("wall_ms", *pet.EFFORT_COLUMNS)}
     assert effort == {
         "wall_ms": 119625,
         "letters": 45,
