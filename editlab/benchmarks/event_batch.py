@@ -29,25 +29,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from editlab.benchmarks.support import result_file, write_section
+from editlab.benchmarks.support import production_settings, result_file, write_section
 
 WARM_UP = 50
 
 
 def _environment(database_url: str) -> None:
-    os.environ.update(
-        DJANGO_SETTINGS_MODULE="editlab.settings",
-        DATABASE_URL=database_url,
-        DEBUG="0",  # DEBUG records every query: several times the cost being measured
-        SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="127.0.0.1",
-        SECURE_SSL_REDIRECT="0",
-        SESSION_COOKIE_SECURE="0",
-        CSRF_COOKIE_SECURE="0",
-        SECURE_HSTS_SECONDS="0",
-        LOG_LEVEL="WARNING",
-        TASKS_BACKEND="immediate",
-    )
+    os.environ.update(production_settings(database_url))
 
 
 class StepTimer:

@@ -1,5 +1,6 @@
 """What several benchmarks share: a throwaway database, the IWSLT2019 study, Chromium's flags,
-and README sections kept between markers.
+the production settings a measured server runs with, starting such a server, and result sections
+kept between markers.
 
 Imports nothing from Django at module level: a benchmark must point the environment at its
 throwaway database before Django's settings are read.
@@ -7,6 +8,11 @@ throwaway database before Django's settings are read.
 
 import os
 import re
+import secrets
+import socket
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 IWSLT2019 = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt2019"
@@ -31,6 +37,46 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def production_settings(database_url: str) -> dict[str, str]:
+    """The environment of a measured process: production settings (DEBUG off: it records every
+    query, several times the cost being measured) on plain HTTP over loopback, tasks run inline."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "editlab.settings",
+        "DATABASE_URL": database_url,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "LOG_LEVEL": "WARNING",
+        "TASKS_BACKEND": "immediate",
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_login_page(base_url: str, process: subprocess.Popen, timeout: float) -> str | None:
+    """Poll the server's login page until it answers 200: None then, or why it did not (the
+    process exited, or `timeout` seconds passed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return f"exited ({process.returncode})"
+        try:
+            with urllib.request.urlopen(f"{base_url}/login/", timeout=2) as response:
+                if response.status == 200:
+                    return None
+        except OSError:  # not listening yet (URLError, a refused or reset connection, a timeout)
+            time.sleep(0.2)
+    return f"did not answer within {timeout:g} s"
 
 
 def setup_django(database_url: str | None, folder: Path) -> str:

@@ -11,15 +11,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
+from editlab.benchmarks.support import free_port as free_port  # the fault tests take it from here
+from editlab.benchmarks.support import wait_for_login_page
 from tests.factories import PASSWORD
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,12 +94,6 @@ def query(database: Path, sql: str, params: tuple = ()) -> list[tuple]:
         return connection.execute(sql, params).fetchall()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class AppServer:
     """`manage.py runserver` in its own process group, on a fixed port so that it can come back
     at the same address (the page's origin, hence its localStorage, must not change)."""
@@ -124,17 +116,9 @@ class AppServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the app server exited: {self.log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/login/", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                time.sleep(0.2)
-        raise AssertionError(f"the app server did not answer within {timeout} s: {self.log.read_text()[-3000:]}")
+        problem = wait_for_login_page(self.url, self.process, timeout)
+        if problem is not None:
+            raise AssertionError(f"the app server {problem}: {self.log.read_text()[-3000:]}")
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs, requests in flight are cut."""

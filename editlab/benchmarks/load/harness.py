@@ -1,15 +1,14 @@
 """The processes around a run: a throwaway PostgreSQL, gunicorn, the CPU meter and the py-spy profiler."""
 
 import os
-import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
+
+from editlab.benchmarks.support import free_port, production_settings, wait_for_login_page
 
 BASE_DIR = Path(__file__).resolve().parents[3]
 
@@ -17,30 +16,14 @@ BASE_DIR = Path(__file__).resolve().parents[3]
 # ---------------------------------------------------------------- processes
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def server_environment(database_url: str, static_root: Path) -> dict[str, str]:
     """A production environment (DEBUG off, its static files collected into `static_root` and
     served by the app), on plain HTTP over loopback."""
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     env.update(
+        production_settings(database_url),
         STATIC_ROOT=str(static_root),
         EDITLAB_ENV_FILE="/dev/null",  # no developer's .env in a measurement
-        DJANGO_SETTINGS_MODULE="editlab.settings",
-        DATABASE_URL=database_url,
-        DEBUG="0",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="127.0.0.1",
-        SECURE_SSL_REDIRECT="0",
-        SESSION_COOKIE_SECURE="0",
-        CSRF_COOKIE_SECURE="0",
-        SECURE_HSTS_SECONDS="0",
-        LOG_LEVEL="WARNING",
-        TASKS_BACKEND="immediate",
     )
     return env
 
@@ -117,17 +100,9 @@ class Gunicorn:
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.command, env=self.env, cwd=BASE_DIR, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited ({self.process.returncode}):\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/login/", timeout=2) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError(f"gunicorn did not answer within 60 s:\n{self.log_tail()}")
+        problem = wait_for_login_page(self.base_url, self.process, timeout=60)
+        if problem is not None:
+            raise RuntimeError(f"gunicorn {problem}:\n{self.log_tail()}")
 
     @property
     def pid(self) -> int:
