@@ -15,6 +15,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from annotations.api.permissions import AnnotatorsWriteOwnWork
@@ -45,6 +46,20 @@ ERRORS = error_responses(
     _403="Not logged in, CSRF failure, or not an annotator.",
     _404="No such post-edit among yours.",
 )
+
+
+def editor_schema(
+    *, operation_id: str, summary: str, request: type[Serializer], response: type[Serializer], conflict: str
+):
+    """What the OpenAPI description of every editor endpoint holds: its input and output, the errors
+    they all answer, and what its own 409 means."""
+    return extend_schema(
+        operation_id=operation_id,
+        summary=summary,
+        tags=["editor"],
+        request=request,
+        responses={200: response, **ERRORS, **error_responses(409, _409=conflict)},
+    )
 
 
 def request_payload(request: Request) -> dict:
@@ -84,18 +99,12 @@ class EditorAPIView(APIView):
 
 
 class PostEditEventsView(EditorAPIView):
-    @extend_schema(
+    @editor_schema(
         operation_id="post_edit_events",
         summary="Store a batch of editor events (idempotent per seq)",
-        tags=["editor"],
         request=EventsInputSerializer,
-        responses={
-            200: EventsOutputSerializer,
-            **ERRORS,
-            **error_responses(
-                409, _409="Post-edit closed (code `closed`), or seq taken by another tab (`seq_conflict`)."
-            ),
-        },
+        response=EventsOutputSerializer,
+        conflict="Post-edit closed (code `closed`), or seq taken by another tab (`seq_conflict`).",
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
@@ -114,16 +123,12 @@ class PostEditEventsView(EditorAPIView):
 
 
 class PostEditDraftView(EditorAPIView):
-    @extend_schema(
+    @editor_schema(
         operation_id="post_edit_draft",
         summary="Autosave the draft (optimistic locking by version)",
-        tags=["editor"],
         request=DraftInputSerializer,
-        responses={
-            200: DraftOutputSerializer,
-            **ERRORS,
-            **error_responses(409, _409="Stale version (code `conflict`: another tab saved), or `closed`."),
-        },
+        response=DraftOutputSerializer,
+        conflict="Stale version (code `conflict`: another tab saved), or `closed`.",
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
@@ -135,16 +140,12 @@ class PostEditDraftView(EditorAPIView):
 
 
 class PostEditSubmitView(EditorAPIView):
-    @extend_schema(
+    @editor_schema(
         operation_id="post_edit_submit",
         summary="Submit the post-edit: derive effort, replay, clip by server time (idempotent)",
-        tags=["editor"],
         request=SubmitInputSerializer,
-        responses={
-            200: SubmitOutputSerializer,
-            **ERRORS,
-            **error_responses(409, _409="Stale version (code `conflict`: another tab saved), or skipped (`closed`)."),
-        },
+        response=SubmitOutputSerializer,
+        conflict="Stale version (code `conflict`: another tab saved), or skipped (`closed`).",
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
@@ -160,16 +161,12 @@ class PostEditSubmitView(EditorAPIView):
 
 
 class PostEditSkipView(EditorAPIView):
-    @extend_schema(
+    @editor_schema(
         operation_id="post_edit_skip",
         summary="Skip the item with a reason",
-        tags=["editor"],
         request=SkipInputSerializer,
-        responses={
-            200: SkipOutputSerializer,
-            **ERRORS,
-            **error_responses(409, _409="Already submitted (code `closed`)."),
-        },
+        response=SkipOutputSerializer,
+        conflict="Already submitted (code `closed`).",
     )
     def post(self, request: Request, pk: int) -> Response:
         post_edit = own_post_edit(request, pk)
