@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from metrics.text import METRICS, Metric
+from metrics.text import METRICS
 from tests.metrics.editeval_expected import EXPECTED
 
 CASES = json.loads((Path(__file__).parent / "data" / "editeval_cases.json").read_text("utf-8"))
@@ -146,24 +146,11 @@ def test_an_unavailable_metric_names_the_missing_extra(tmp_path, monkeypatch):
         call_command("score", str(source), metrics="bertscore", output=str(tmp_path / "o.csv"))
 
 
-def test_a_metric_failing_on_a_pair_names_its_id_and_writes_nothing(tmp_path, monkeypatch):
+def test_a_metric_failing_on_a_pair_names_its_id_and_writes_nothing(tmp_path, register_test_metric):
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / (len(edited) - 10)
 
-    monkeypatch.setitem(
-        METRICS,
-        "boom",
-        Metric(
-            name="boom",
-            func=fragile,
-            family="edit distance",
-            direction="effort",
-            needs=frozenset(),
-            library="test",
-            version="1",
-            description="fails on a 10-character post-edit",
-        ),
-    )
+    register_test_metric("boom", fragile, description="fails on a 10-character post-edit")
     source = write_jsonl(tmp_path / "in.jsonl", GOOD)  # line 2's post-edit "Ça va bien" has 10 characters
     with pytest.raises(CommandError, match="boom failed on the pair with id 'b': ZeroDivisionError"):
         call_command("score", str(source), metrics="boom", output=str(tmp_path / "o.csv"), workers=1)

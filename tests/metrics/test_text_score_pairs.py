@@ -125,46 +125,23 @@ def test_bertscore_is_scored_in_batches_with_the_same_values():
     assert values == [pytest.approx(METRICS["bertscore"]("The cat sat.", "A cat sat."), abs=1e-6), 1.0, 0.0]
 
 
-def test_a_failing_library_names_the_metric_and_the_pair(monkeypatch):
+def test_a_failing_library_names_the_metric_and_the_pair(register_test_metric):
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / len(edited)
 
-    boom = Metric(
-        name="boom",
-        func=fragile,
-        family="edit distance",
-        direction="effort",
-        needs=frozenset(),
-        library="test",
-        version="1",
-        description="divides by the post-edit's length",
-    )
-    monkeypatch.setitem(METRICS, "boom", boom)
+    register_test_metric("boom", fragile, description="divides by the post-edit's length")
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError: division by zero"):
         score_pairs([Pair("a", "b"), Pair("a", "")], ["boom"], workers=1)
 
 
-def test_repeated_pairs_are_scored_once_and_get_the_same_values(monkeypatch):
+def test_repeated_pairs_are_scored_once_and_get_the_same_values(register_test_metric):
     calls: list[tuple[str, str]] = []
 
     def counting(original: str, edited: str, **_: object) -> float:
         calls.append((original, edited))
         return float(len(edited) - len(original))
 
-    monkeypatch.setitem(
-        METRICS,
-        "count",
-        Metric(
-            name="count",
-            func=counting,
-            family="edit distance",
-            direction="effort",
-            needs=frozenset(),
-            library="test",
-            version="1",
-            description="length difference",
-        ),
-    )
+    register_test_metric("count", counting, description="length difference")
     pairs = [Pair("a", "abc"), Pair("a", "ab"), Pair("a", "abc"), Pair("a", "abc")]
     done: list[int] = []
     assert score_pairs(pairs, ["count"], workers=1, progress=done.append) == {"count": [2.0, 1.0, 2.0, 2.0]}
@@ -172,30 +149,17 @@ def test_repeated_pairs_are_scored_once_and_get_the_same_values(monkeypatch):
     assert sum(done) == 4
 
 
-def test_a_failure_on_a_repeated_pair_names_its_first_position(monkeypatch):
+def test_a_failure_on_a_repeated_pair_names_its_first_position(register_test_metric):
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / len(edited)
 
-    monkeypatch.setitem(
-        METRICS,
-        "boom",
-        Metric(
-            name="boom",
-            func=fragile,
-            family="edit distance",
-            direction="effort",
-            needs=frozenset(),
-            library="test",
-            version="1",
-            description="divides by the post-edit's length",
-        ),
-    )
+    register_test_metric("boom", fragile, description="divides by the post-edit's length")
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError") as failure:
         score_pairs([Pair("a", "b"), Pair("a", ""), Pair("a", "")], ["boom"], workers=1)
     assert failure.value.pair_index == 1
 
 
-def test_a_batch_function_scores_each_chunk_in_one_call_and_a_failing_batch_names_the_pair(monkeypatch):
+def test_a_batch_function_scores_each_chunk_in_one_call_and_a_failing_batch_names_the_pair(register_test_metric):
     batches: list[list[tuple[str, str]]] = []
 
     def lengths(pairs):
@@ -207,18 +171,7 @@ def test_a_batch_function_scores_each_chunk_in_one_call_and_a_failing_batch_name
     def fragile(original: str, edited: str, **_: object) -> float:
         return 1 / len(edited)
 
-    metric = Metric(
-        name="inverse",
-        func=fragile,
-        batch=lengths,
-        family="edit distance",
-        direction="effort",
-        needs=frozenset(),
-        library="test",
-        version="1",
-        description="one over the post-edit's length",
-    )
-    monkeypatch.setitem(METRICS, "inverse", metric)
+    register_test_metric("inverse", fragile, batch=lengths, description="one over the post-edit's length")
     assert score_pairs([Pair("a", "bb"), Pair("a", "b")], ["inverse"], workers=1) == {"inverse": [0.5, 1.0]}
     assert batches == [[("a", "bb"), ("a", "b")]]
     with pytest.raises(MetricFailed, match="inverse failed on pair 2: ZeroDivisionError") as failure:
