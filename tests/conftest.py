@@ -5,6 +5,7 @@ Permission tests use these five: anonymous (the plain `client`), annotator A
 (overriding pytest-django's superuser); each has a logged-in `<name>_client`.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,19 @@ def researcher_client(researcher) -> Client:
 def admin_client(admin_user) -> Client:
     """Overrides pytest-django's: logged in as the admin-role user, not a bare superuser."""
     return _logged_in(admin_user)
+
+
+# The roles of a permission test as the tests name them, each by the fixture of its logged-in client.
+ROLE_CLIENTS = {
+    "anonymous": "client",
+    "anna": "annotator_client",
+    "bob": "other_annotator_client",
+    "researcher": "researcher_client",
+    "admin": "admin_client",
+}
+
+
+@pytest.fixture
+def client_as(request) -> Callable[[str], Client]:
+    """The logged-in client of a role named as in ROLE_CLIENTS (anonymous, anna, bob, researcher, admin)."""
+    return lambda role: request.getfixturevalue(ROLE_CLIENTS[role])

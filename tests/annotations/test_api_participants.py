@@ -14,13 +14,6 @@ from tests.factories import ItemFactory, ProjectFactory
 pytestmark = pytest.mark.django_db
 
 ROLES = ["anonymous", "anna", "bob", "researcher", "admin"]
-CLIENTS = {
-    "anonymous": "client",
-    "anna": "annotator_client",
-    "bob": "other_annotator_client",
-    "researcher": "researcher_client",
-    "admin": "admin_client",
-}
 
 
 def simple_project(**kwargs) -> Project:
@@ -43,9 +36,9 @@ def open_url(project: Project) -> str:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_only_admins_open_links(request, role):
+def test_only_admins_open_links(client_as, role):
     project = simple_project()
-    response = post(request.getfixturevalue(CLIENTS[role]), open_url(project), {"completion_code": "C0DE"})
+    response = post(client_as(role), open_url(project), {"completion_code": "C0DE"})
     assert response.status_code == {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 403, "admin": 201}[role]
     assert JoinLink.objects.exists() is (role == "admin")
     if role != "admin":
@@ -53,11 +46,11 @@ def test_only_admins_open_links(request, role):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_only_admins_revoke_links(request, role):
+def test_only_admins_revoke_links(client_as, role):
     project = simple_project()
     link = join_link_open(project=project, completion_code="C")
     url = reverse("api-join-link-revoke", args=[project.pk, link.pk])
-    response = post(request.getfixturevalue(CLIENTS[role]), url, {})
+    response = post(client_as(role), url, {})
     assert response.status_code == {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 403, "admin": 200}[role]
     link.refresh_from_db()
     assert (link.revoked_at is not None) is (role == "admin")
@@ -65,9 +58,9 @@ def test_only_admins_revoke_links(request, role):
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("name", ["api-join-links", "api-participants"])
-def test_admins_and_researchers_read_links_and_participants(request, role, name):
+def test_admins_and_researchers_read_links_and_participants(client_as, role, name):
     project = simple_project()
-    response = request.getfixturevalue(CLIENTS[role]).get(reverse(name, args=[project.pk]))
+    response = client_as(role).get(reverse(name, args=[project.pk]))
     assert response.status_code == {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 200, "admin": 200}[role]
 
 

@@ -15,13 +15,6 @@ from annotations.models import Assignment, Batch, Item, Project
 from tests.factories import AssignmentFactory, ItemFactory, ProjectFactory
 
 ROLES = ["anonymous", "anna", "bob", "researcher", "admin"]
-CLIENTS = {
-    "anonymous": "client",
-    "anna": "annotator_client",
-    "bob": "other_annotator_client",
-    "researcher": "researcher_client",
-    "admin": "admin_client",
-}
 
 
 @pytest.fixture
@@ -35,10 +28,6 @@ def world(db, annotator, other_annotator, researcher, admin_user):
     other_project = ProjectFactory(name="Q")
     bobs = AssignmentFactory(item=ItemFactory(project=other_project), annotator=other_annotator)
     return {"project": project, "batch": batch, "anna_assignment": mine, "bob_assignment": bobs, "q": other_project}
-
-
-def _client(request, role):
-    return request.getfixturevalue(CLIENTS[role])
 
 
 LOGIN = 302
@@ -57,9 +46,9 @@ PAGE_READS = [
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize(("name", "with_pk", "anon", "annot", "res", "adm"), PAGE_READS)
-def test_page_reads(request, world, role, name, with_pk, anon, annot, res, adm):
+def test_page_reads(client_as, world, role, name, with_pk, anon, annot, res, adm):
     url = reverse(name, args=[world["project"].pk] if with_pk else [])
-    response = _client(request, role).get(url)
+    response = client_as(role).get(url)
     expected = {"anonymous": anon, "anna": annot, "bob": annot, "researcher": res, "admin": adm}[role]
     assert response.status_code == expected
     if role == "anonymous":
@@ -67,9 +56,9 @@ def test_page_reads(request, world, role, name, with_pk, anon, annot, res, adm):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_progress_partial_follows_the_same_rules(request, world, role):
+def test_progress_partial_follows_the_same_rules(client_as, world, role):
     url = reverse("manage-progress", args=[world["project"].pk])
-    response = _client(request, role).get(url, HTTP_HX_REQUEST="true")
+    response = client_as(role).get(url, HTTP_HX_REQUEST="true")
     assert response.status_code == {"anonymous": LOGIN, "anna": 403, "bob": 403, "researcher": 200, "admin": 200}[role]
 
 
@@ -111,9 +100,9 @@ def _page_writes(world, annotator):
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("index", range(5))
-def test_page_writes_only_for_admins(request, world, annotator, role, index):
+def test_page_writes_only_for_admins(client_as, world, annotator, role, index):
     name, args, data, changed = _page_writes(world, annotator)[index]
-    response = _client(request, role).post(reverse(name, args=args), data)
+    response = client_as(role).post(reverse(name, args=args), data)
     expected = {"anonymous": LOGIN, "anna": 403, "bob": 403, "researcher": 403, "admin": 302}[role]
     assert response.status_code == expected, response.content[:500]
     assert changed() is (role == "admin")
@@ -127,8 +116,8 @@ def test_unknown_project_is_404_for_admins(admin_client, world):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_api_project_list_is_scoped(request, world, role):
-    response = _client(request, role).get(reverse("api-projects"))
+def test_api_project_list_is_scoped(client_as, world, role):
+    response = client_as(role).get(reverse("api-projects"))
     expected_names = {"anonymous": None, "anna": ["P"], "bob": ["Q"], "researcher": ["P", "Q"], "admin": ["P", "Q"]}[
         role
     ]
@@ -140,14 +129,14 @@ def test_api_project_list_is_scoped(request, world, role):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_api_project_detail(request, world, role):
-    response = _client(request, role).get(reverse("api-project", args=[world["project"].pk]))
+def test_api_project_detail(client_as, world, role):
+    response = client_as(role).get(reverse("api-project", args=[world["project"].pk]))
     assert response.status_code == {"anonymous": 403, "anna": 200, "bob": 404, "researcher": 200, "admin": 200}[role]
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_api_assignment_list_is_scoped(request, world, role):
-    response = _client(request, role).get(reverse("api-assignments"))
+def test_api_assignment_list_is_scoped(client_as, world, role):
+    response = client_as(role).get(reverse("api-assignments"))
     if role == "anonymous":
         assert response.status_code == 403
         return
@@ -157,8 +146,8 @@ def test_api_assignment_list_is_scoped(request, world, role):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_api_assignment_detail_is_404_for_other_annotators(request, world, role):
-    response = _client(request, role).get(reverse("api-assignment", args=[world["anna_assignment"].pk]))
+def test_api_assignment_detail_is_404_for_other_annotators(client_as, world, role):
+    response = client_as(role).get(reverse("api-assignment", args=[world["anna_assignment"].pk]))
     assert response.status_code == {"anonymous": 403, "anna": 200, "bob": 404, "researcher": 200, "admin": 200}[role]
 
 
@@ -167,14 +156,14 @@ ADMIN_OR_RESEARCHER_READS = ["api-project-progress", "api-items", "api-batches"]
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("name", ADMIN_OR_RESEARCHER_READS)
-def test_api_reads_for_admins_and_researchers(request, world, role, name):
-    response = _client(request, role).get(reverse(name, args=[world["project"].pk]))
+def test_api_reads_for_admins_and_researchers(client_as, world, role, name):
+    response = client_as(role).get(reverse(name, args=[world["project"].pk]))
     assert response.status_code == {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 200, "admin": 200}[role]
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_api_user_list_only_for_admins(request, world, role):
-    response = _client(request, role).get(reverse("api-users"))
+def test_api_user_list_only_for_admins(client_as, world, role):
+    response = client_as(role).get(reverse("api-users"))
     assert response.status_code == {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 403, "admin": 200}[role]
 
 
@@ -246,9 +235,9 @@ def _api_writes(world, annotator):
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("index", range(9))
-def test_api_writes_only_for_admins(request, world, annotator, role, index):
+def test_api_writes_only_for_admins(client_as, world, annotator, role, index):
     name, args, data, ok, changed = _api_writes(world, annotator)[index]
-    response = _client(request, role).post(reverse(name, args=args), data, content_type="application/json")
+    response = client_as(role).post(reverse(name, args=args), data, content_type="application/json")
     expected = {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 403, "admin": ok}[role]
     assert response.status_code == expected, response.content[:500]
     assert changed() is (role == "admin")
