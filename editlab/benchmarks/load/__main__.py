@@ -12,34 +12,24 @@ from pathlib import Path
 from editlab.benchmarks.load import __doc__ as load_doc
 from editlab.benchmarks.load.checker import check_exactly_once, seed
 from editlab.benchmarks.load.client import Account, LoadPlan, run_load
-from editlab.benchmarks.load.harness import CpuMeter, Gunicorn, Postgres, Profiler, profile_summary, server_environment
+from editlab.benchmarks.load.harness import (
+    CpuMeter,
+    Gunicorn,
+    Postgres,
+    Profiler,
+    profile_summary,
+    server_environment,
+    server_settings,
+)
 from editlab.benchmarks.load.report import END, START, autovacuum_timeline, log_autovacuum, report, server_times
 from editlab.benchmarks.support import result_file, write_section
 
 # ---------------------------------------------------------------- the benchmark
 
 
-def _setup_django(database_url: str, env: dict[str, str]) -> None:
-    os.environ.update(
-        {
-            key: env[key]
-            for key in (
-                "DJANGO_SETTINGS_MODULE",
-                "DATABASE_URL",
-                "DEBUG",
-                "SECRET_KEY",
-                "ALLOWED_HOSTS",
-                "SECURE_SSL_REDIRECT",
-                "SESSION_COOKIE_SECURE",
-                "CSRF_COOKIE_SECURE",
-                "SECURE_HSTS_SECONDS",
-                "LOG_LEVEL",
-                "TASKS_BACKEND",
-                "STATIC_ROOT",
-                "EDITLAB_ENV_FILE",
-            )
-        }
-    )
+def _setup_django(settings: dict[str, str]) -> None:
+    """This process (the seeding and the checks) with the same settings as the measured app."""
+    os.environ.update(settings)
     import django
 
     django.setup()
@@ -102,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             print("starting PostgreSQL ...", file=sys.stderr)
             database_url = postgres.start()
-            env = server_environment(database_url, folder_path / "static")
-            _setup_django(database_url, env)
+            settings = server_settings(database_url, folder_path / "static")
+            env = server_environment(settings)
+            _setup_django(settings)
             print(f"creating {args.annotators} annotators x {items_each} items ...", file=sys.stderr)
             accounts = seed(annotators=args.annotators, items_each=items_each, seed_value=args.seed)
             log_autovacuum()

@@ -16,15 +16,20 @@ BASE_DIR = Path(__file__).resolve().parents[3]
 # ---------------------------------------------------------------- processes
 
 
-def server_environment(database_url: str, static_root: Path) -> dict[str, str]:
-    """A production environment (DEBUG off, its static files collected into `static_root` and
-    served by the app), on plain HTTP over loopback."""
+def server_settings(database_url: str, static_root: Path) -> dict[str, str]:
+    """The settings of the measured app: production (DEBUG off, its static files collected into
+    `static_root` and served by the app), on plain HTTP over loopback."""
+    return {
+        **production_settings(database_url),
+        "STATIC_ROOT": str(static_root),
+        "EDITLAB_ENV_FILE": "/dev/null",  # no developer's .env in a measurement
+    }
+
+
+def server_environment(settings: dict[str, str]) -> dict[str, str]:
+    """This process's environment with the app's `settings`, for gunicorn."""
     env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
-    env.update(
-        production_settings(database_url),
-        STATIC_ROOT=str(static_root),
-        EDITLAB_ENV_FILE="/dev/null",  # no developer's .env in a measurement
-    )
+    env.update(settings)
     return env
 
 
