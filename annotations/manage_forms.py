@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 
 from annotations.models import Batch, Project
 from annotations.selectors import annotator_queryset
-from editlab.limits import IDLE_THRESHOLD_MAX_S, MAX_SMALL, parse_id
+from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, MAX_SMALL, parse_id
 
 INSTRUCTIONS_FILE_MAX_BYTES = 1024 * 1024
 
@@ -44,6 +44,44 @@ class ProjectForm(forms.Form):
     overlap = forms.IntegerField(
         initial=1, min_value=1, max_value=MAX_SMALL, label="Overlap k", help_text="Annotators per item."
     )
+    # The study settings. The service checks the tags (annotations.design.language_error) and the
+    # range; a field the POST does not carry at all is kept as it is (views/manage.py).
+    source_lang = forms.CharField(
+        max_length=35,
+        required=False,
+        label="Source language",
+        help_text="BCP 47 tag (en, de-CH, zh-Hant); empty: unknown (text direction auto).",
+    )
+    target_lang = forms.CharField(
+        max_length=35,
+        required=False,
+        label="Target language",
+        help_text="BCP 47 tag of the post-edits; sets the editor's direction and spellcheck language.",
+    )
+    context = forms.ChoiceField(
+        choices=Project.CONTEXT_CHOICES,
+        initial=Project.CONTEXT_NONE,
+        required=False,
+        widget=forms.RadioSelect,
+        label="Document context",
+        help_text="What the editor shows around a segment of a document (read-only).",
+    )
+    context_window = forms.IntegerField(
+        min_value=CONTEXT_WINDOW_MIN,
+        max_value=CONTEXT_WINDOW_MAX,
+        initial=2,
+        required=False,
+        label="Context window N",
+        help_text=f"With N segments before and after: N ({CONTEXT_WINDOW_MIN}-{CONTEXT_WINDOW_MAX}).",
+    )
+
+    STUDY_FIELDS = ("source_lang", "target_lang", "context", "context_window")
+
+    def basic_fields(self) -> list:
+        return [field for field in self if field.name not in self.STUDY_FIELDS]
+
+    def study_fields(self) -> list:
+        return [self[name] for name in self.STUDY_FIELDS]
 
     def clean_instructions_file(self):
         upload = self.cleaned_data.get("instructions_file")
@@ -64,7 +102,80 @@ class ProjectForm(forms.Form):
             "instructions": "\n".join(project.instructions),
             "idle_threshold_s": project.idle_threshold_s,
             "overlap": project.overlap,
+            "source_lang": project.source_lang,
+            "target_lang": project.target_lang,
+            "context": project.context,
+            "context_window": project.context_window,
         }
+
+
+class ConditionForm(forms.Form):
+    """One declared condition; annotations.design.parse_conditions (in the service) checks the list."""
+
+    name = forms.CharField(max_length=100, required=False)
+    output = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Editor starts with output",
+        help_text="A system name of the items' outputs; empty: an empty editor (translating from scratch).",
+    )
+    highlights = forms.BooleanField(required=False, label="Show error highlights")
+
+
+MAX_CONDITION_ROWS = 100  # the service's MAX_CONDITIONS
+
+
+class _ConditionRows(forms.BaseFormSet):
+    def clean(self) -> None:
+        # Django reads a negative row count as none: the list would be emptied by a forged count.
+        if self.management_form.cleaned_data.get("TOTAL_FORMS", 0) < 0:
+            raise forms.ValidationError("The number of condition rows sent is negative; reload the page.")
+
+
+ConditionFormSet = forms.formset_factory(
+    ConditionForm,
+    formset=_ConditionRows,
+    extra=2,
+    can_delete=True,
+    max_num=MAX_CONDITION_ROWS,
+    validate_max=True,
+    absolute_max=MAX_CONDITION_ROWS,
+)
+CONDITIONS_PREFIX = "conditions"
+
+
+def condition_formset(data=None, *, project: Project | None = None):
+    """The conditions' rows: bound to a POST, or showing the project's declared conditions."""
+    if data is not None:
+        return ConditionFormSet(data, prefix=CONDITIONS_PREFIX)
+    initial = []
+    if project is not None and isinstance(project.conditions, list):
+        for entry in project.conditions:
+            if isinstance(entry, dict):
+                initial.append(
+                    {
+                        "name": entry.get("name") if isinstance(entry.get("name"), str) else "",
+                        "output": entry.get("output") if isinstance(entry.get("output"), str) else "",
+                        "highlights": entry.get("highlights") is True,
+                    }
+                )
+    return ConditionFormSet(initial=initial, prefix=CONDITIONS_PREFIX)
+
+
+def conditions_from_formset(formset) -> tuple[list[dict], list[int]]:
+    """The conditions the rows declare as parse_conditions reads them, and which row each came from
+    (deleted and untouched blank rows are no condition)."""
+    conditions, rows = [], []
+    for index, form in enumerate(formset.forms):
+        data = form.cleaned_data
+        if not data or data.get("DELETE"):
+            continue
+        name, output, highlights = data.get("name", ""), data.get("output", ""), bool(data.get("highlights"))
+        if not name and not output and not highlights:
+            continue
+        conditions.append({"name": name, "output": output or None, "highlights": highlights})
+        rows.append(index)
+    return conditions, rows
 
 
 class MakeBatchesForm(forms.Form):

@@ -32,3 +32,8 @@ def clamped_idle_threshold_s(value: float | None) -> float:
     if value is None or value != value:  # NaN
         return IDLE_THRESHOLD_DEFAULT_S
     return min(max(value, IDLE_THRESHOLD_MIN_S), IDLE_THRESHOLD_MAX_S)
+
+
+# A project's document context: N segments before and after the current one (more: the whole document).
+CONTEXT_WINDOW_MIN = 1
+CONTEXT_WINDOW_MAX = 50

@@ -6,7 +6,14 @@ from rest_framework import serializers
 from annotations.models import Assignment, Batch, Item, Project
 from annotations.roles import ROLES
 from annotations.templatetags.editlab import render_markdown
-from editlab.limits import IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_ID, MAX_SMALL
+from editlab.limits import (
+    CONTEXT_WINDOW_MAX,
+    CONTEXT_WINDOW_MIN,
+    IDLE_THRESHOLD_MAX_S,
+    IDLE_THRESHOLD_MIN_S,
+    MAX_ID,
+    MAX_SMALL,
+)
 
 MAX_ITEMS_PER_REQUEST = 5000
 # Bounds of the columns the numbers land in: beyond them the database errs (a 500, not a 400).
@@ -33,17 +40,49 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
             "instruction_seed",
             "idle_threshold_s",
             "overlap",
+            "source_lang",
+            "target_lang",
+            "context",
+            "context_window",
+            "conditions",
+            "design",
             "meta",
             "item_count",
             "batch_count",
             "created",
         ]
+        extra_kwargs = {"design": {"help_text": "simple, or latin-square once a Latin square was assigned."}}
 
     def get_guidelines_html(self, project: Project) -> str:
         return str(render_markdown(project.guidelines))
 
 
-class ProjectCreateInputSerializer(serializers.Serializer):
+class StudySettingsInputSerializer(serializers.Serializer):
+    """The study settings, on create and update alike (absent: the default, or kept)."""
+
+    source_lang = serializers.CharField(
+        required=False, allow_blank=True, max_length=35, help_text="BCP 47 tag (en, de-CH, ar); empty: unknown."
+    )
+    target_lang = serializers.CharField(
+        required=False, allow_blank=True, max_length=35, help_text="BCP 47 tag of the post-edits."
+    )
+    context = serializers.ChoiceField(
+        required=False,
+        choices=Project.CONTEXT_CHOICES,
+        help_text="What the editor shows around a document's segment: none, window (N before and after), document.",
+    )
+    context_window = serializers.IntegerField(
+        required=False, min_value=CONTEXT_WINDOW_MIN, max_value=CONTEXT_WINDOW_MAX, help_text="N, for context=window."
+    )
+    conditions = serializers.JSONField(
+        required=False,
+        help_text='[{"name": "pe", "output": "sysA" or null (an empty editor), "highlights": false}, ...]; '
+        "on update the whole list: a condition work already carries cannot be removed or renamed, nor its output "
+        "(once post-edits started from it) or highlights (once annotators saw items under it) changed.",
+    )
+
+
+class ProjectCreateInputSerializer(StudySettingsInputSerializer):
     name = serializers.CharField(max_length=200)
     guidelines = serializers.CharField(required=False, allow_blank=True, default="")
     task_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
@@ -59,7 +98,7 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     overlap = serializers.IntegerField(required=False, default=1, min_value=1, max_value=MAX_OVERLAP)
 
 
-class ProjectUpdateInputSerializer(serializers.Serializer):
+class ProjectUpdateInputSerializer(StudySettingsInputSerializer):
     name = serializers.CharField(max_length=200, required=False)
     guidelines = serializers.CharField(required=False, allow_blank=True)
     task_type = serializers.CharField(required=False, allow_blank=True, max_length=100)

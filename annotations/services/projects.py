@@ -7,10 +7,15 @@ from typing import Any
 
 from django.db import transaction
 
+from annotations.design import Condition, DesignError, language_error, parse_conditions
 from annotations.models import Project
+from annotations.selectors import condition_usage
 from annotations.services.errors import ServiceError
 from editlab import safe_json
-from editlab.limits import IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_SMALL
+from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_SMALL
+
+# More conditions than this is no study design anyone runs (each needs as many annotators and documents).
+MAX_CONDITIONS = 100
 
 
 def instructions_from_json(
@@ -94,8 +99,14 @@ def project_create(
     idle_threshold_s: float = 30.0,
     overlap: int = 1,
     meta: dict | None = None,
+    conditions: Any = None,
+    source_lang: str = "",
+    target_lang: str = "",
+    context: str = Project.CONTEXT_NONE,
+    context_window: int = 2,
 ) -> Project:
-    """A new project. Instructions come typed (a list) or from a JSON file (see instructions_from_json)."""
+    """A new project. Instructions come typed (a list) or from a JSON file (see instructions_from_json);
+    the study settings (conditions, languages, document context) as _apply_study_settings checks them."""
     name = (name or "").strip()
     if not name:
         raise ServiceError("name: must not be empty")
@@ -109,6 +120,14 @@ def project_create(
         idle_threshold_s=idle_threshold_s,
         overlap=overlap,
         meta=dict(meta or {}),
+    )
+    _apply_study_settings(
+        project,
+        conditions=conditions,
+        source_lang=source_lang,
+        target_lang=target_lang,
+        context=context,
+        context_window=context_window,
     )
     _apply_instructions(
         project, instructions=instructions, instructions_file=instructions_file, filename=instructions_filename
@@ -129,8 +148,17 @@ def project_update(
     instructions_filename: str = "instructions file",
     idle_threshold_s: float | None = None,
     overlap: int | None = None,
+    conditions: Any = None,
+    source_lang: str | None = None,
+    target_lang: str | None = None,
+    context: str | None = None,
+    context_window: int | None = None,
 ) -> Project:
-    """Change what is given, keep the rest. Items already drawn keep their drawn instruction."""
+    """Change what is given, keep the rest. Items already drawn keep their drawn instruction; a
+    condition some work already carries keeps its name and what it showed (_check_condition_changes)."""
+    # Under the project's lock, as a designed assignment and a participant's join are: the condition
+    # check below sees every assignment made before it, and none is made under it meanwhile.
+    list(Project.objects.select_for_update().filter(pk=project.pk).values_list("pk"))
     if name is not None:
         name = name.strip()
         if not name:
@@ -150,6 +178,14 @@ def project_update(
         project.idle_threshold_s = idle_threshold_s
     if overlap is not None:
         project.overlap = overlap
+    _apply_study_settings(
+        project,
+        conditions=conditions,
+        source_lang=source_lang,
+        target_lang=target_lang,
+        context=context,
+        context_window=context_window,
+    )
     _apply_instructions(
         project, instructions=instructions, instructions_file=instructions_file, filename=instructions_filename
     )
@@ -186,3 +222,95 @@ def _apply_instructions(
     project.task_type = task_type
     if source:
         project.meta = {**project.meta, "instructions_source": source}
+
+
+def _apply_study_settings(
+    project: Project,
+    *,
+    conditions: Any,
+    source_lang: str | None,
+    target_lang: str | None,
+    context: str | None,
+    context_window: int | None,
+) -> None:
+    """Check and set the study settings that are given (None: keep)."""
+    for field, tag in (("source_lang", source_lang), ("target_lang", target_lang)):
+        if tag is None:
+            continue
+        if not isinstance(tag, str):
+            raise ServiceError(f"{field}: must be a BCP 47 language tag (text), e.g. en, de-CH, ar")
+        problem = language_error(tag.strip())
+        if problem:
+            raise ServiceError(f"{field}: {problem}")
+        setattr(project, field, tag.strip())
+    if context is not None:
+        choices = [choice for choice, _ in Project.CONTEXT_CHOICES]
+        if context not in choices:
+            raise ServiceError(f"context: must be one of {', '.join(choices)}, got {str(context)[:40]!r}")
+        project.context = context
+    if context_window is not None:
+        if isinstance(context_window, bool) or not isinstance(context_window, int):
+            raise ServiceError("context_window: must be a whole number of segments")
+        if not CONTEXT_WINDOW_MIN <= context_window <= CONTEXT_WINDOW_MAX:
+            raise ServiceError(
+                f"context_window: must be {CONTEXT_WINDOW_MIN} to {CONTEXT_WINDOW_MAX} segments before and after "
+                f"(for more, show the whole document), got {context_window}"
+            )
+        project.context_window = context_window
+    if conditions is not None:
+        try:
+            declared = parse_conditions(conditions)
+        except DesignError as exc:
+            raise ServiceError(str(exc)) from None
+        if len(declared) > MAX_CONDITIONS:
+            raise ServiceError(f"conditions: at most {MAX_CONDITIONS} conditions, got {len(declared)}")
+        if project.pk is not None:
+            _check_condition_changes(project, declared)
+        project.conditions = [condition.as_json() for condition in declared]
+
+
+def _check_condition_changes(project: Project, declared: list[Condition]) -> None:
+    """Refuse a change that would rewrite what work already done or assigned means.
+
+    - A condition some assignment carries (live or imported), or that the project's Latin-square
+      design counterbalances (crowd participants still join it), keeps its name: removing or
+      renaming it would leave that work under a condition the project no longer declares.
+    - Its output stays once any post-edit has started under it: the post-edit's start text was
+      fixed from it (imported ones were checked against it).
+    - Its highlights stay once an annotator has opened an item under it: others would see the
+      same condition differently. (Imported post-edits do not hold them back: turning highlights
+      on records what a finished study showed.)
+    """
+    try:
+        before = {condition.name: condition for condition in parse_conditions(project.conditions)}
+    except DesignError:
+        before = {}  # a stored list that no longer parses: only the usage below can hold anything back
+    after = {condition.name: condition for condition in declared}
+    usage = condition_usage(project=project)
+    for name, used in usage.items():
+        if not used.holds_name or name in after:
+            continue
+        raise ServiceError(
+            f"conditions: {name!r} cannot be removed or renamed: {used.describe()} carry it. Keep it "
+            "(you may add other conditions beside it), or withdraw its pending assignments first"
+        )
+    for name, condition in after.items():
+        old, used = before.get(name), usage.get(name)
+        if old is None or used is None:
+            continue
+        if old.output != condition.output and used.post_edits:
+            raise ServiceError(
+                f"conditions: {name!r} cannot change what the editor starts from ({_shows(old)} -> "
+                f"{_shows(condition)}): {used.post_edits} post-edit(s) started from {_shows(old)}. "
+                "Declare a new condition for the new output instead"
+            )
+        if old.highlights != condition.highlights and used.live_post_edits:
+            raise ServiceError(
+                f"conditions: {name!r} cannot turn highlights {'on' if condition.highlights else 'off'}: "
+                f"{used.live_post_edits} annotator(s)' items under it were already shown "
+                f"{'with' if old.highlights else 'without'} them. Declare a new condition instead"
+            )
+
+
+def _shows(condition: Condition) -> str:
+    return "an empty editor" if condition.output is None else f"output {condition.output!r}"

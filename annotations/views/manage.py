@@ -4,6 +4,8 @@ Admins see and change everything; researchers see the same pages read-only (any 
 answers 403); annotators get 403; anonymous users go to the login page.
 """
 
+import re
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
@@ -11,10 +13,18 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotations.manage_forms import AssignForm, MakeBatchesForm, MoveForm, ProjectForm
+from annotations.manage_forms import (
+    CONDITIONS_PREFIX,
+    AssignForm,
+    MakeBatchesForm,
+    MoveForm,
+    ProjectForm,
+    condition_formset,
+    conditions_from_formset,
+)
 from annotations.models import Assignment, Project
 from annotations.roles import ADMIN, RESEARCHER, is_admin, role_required
-from annotations.selectors import batch_rows, project_progress
+from annotations.selectors import batch_rows, project_progress, study_settings
 from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
@@ -46,7 +56,10 @@ def project_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotations/manage_projects.html", {"rows": rows, "can_change": is_admin(request.user)})
 
 
-def _save_project(form: ProjectForm, project: Project | None) -> Project:
+CONDITION_FIELD = re.compile(r"^conditions\[(\d+)\]\.(name|output|highlights): (.+)$", re.S)
+
+
+def _save_project(form: ProjectForm, project: Project | None, conditions: list[dict] | None) -> Project:
     data = form.cleaned_data
     upload = data.get("instructions_file")
     fields = {
@@ -56,6 +69,14 @@ def _save_project(form: ProjectForm, project: Project | None) -> Project:
         "idle_threshold_s": data["idle_threshold_s"],
         "overlap": data["overlap"],
     }
+    # A study field the POST does not carry is kept (a form posted by a script, or before the field existed).
+    for name in ProjectForm.STUDY_FIELDS:
+        if name in form.data and data.get(name) not in (None, ""):
+            fields[name] = data[name]
+        elif name in ("source_lang", "target_lang") and name in form.data:
+            fields[name] = ""  # emptied on purpose: the language is unknown
+    if conditions is not None:
+        fields["conditions"] = conditions
     if upload is not None:
         fields["instructions_file"] = upload.read()
         fields["instructions_filename"] = upload.name
@@ -66,27 +87,54 @@ def _save_project(form: ProjectForm, project: Project | None) -> Project:
     return projects.project_update(project=project, **fields)
 
 
+def _show_service_error(exc: ServiceError, form: ProjectForm, formset, rows: list[int]) -> str:
+    """Put the refusal beside the field it names; returns a message about the conditions as a whole, if any."""
+    message = str(exc)
+    match = CONDITION_FIELD.match(message)
+    if match and int(match.group(1)) < len(rows):
+        formset.forms[rows[int(match.group(1))]].add_error(match.group(2), match.group(3))
+        return ""
+    field, _, rest = message.partition(": ")
+    if field.startswith("conditions"):
+        return message
+    if field in form.fields:
+        form.add_error(field, rest)
+    elif form.cleaned_data.get("instructions_file"):  # the message names the uploaded file
+        form.add_error("instructions_file", message)
+    else:
+        form.add_error(None, message)
+    return ""
+
+
 def _project_form_page(request: HttpRequest, project: Project | None) -> HttpResponse:
+    conditions_error = ""
     if request.method == "POST":
         form = ProjectForm(request.POST, request.FILES)
-        if form.is_valid():
+        # Without the rows' management data the POST says nothing about conditions: they are kept.
+        posted_conditions = f"{CONDITIONS_PREFIX}-TOTAL_FORMS" in request.POST
+        formset = condition_formset(request.POST) if posted_conditions else condition_formset(project=project)
+        formset_ok = formset.is_valid() if posted_conditions else True
+        if form.is_valid() and formset_ok:
+            conditions, rows = conditions_from_formset(formset) if posted_conditions else (None, [])
             try:
-                saved = _save_project(form, project)
+                saved = _save_project(form, project, conditions)
             except ServiceError as exc:
-                field, _, message = str(exc).partition(": ")
-                if field in form.fields:
-                    form.add_error(field, message)
-                elif form.cleaned_data.get("instructions_file"):  # the message names the uploaded file
-                    form.add_error("instructions_file", str(exc))
-                else:
-                    form.add_error(None, str(exc))
+                conditions_error = _show_service_error(exc, form, formset, rows)
             else:
                 verb = "Created" if project is None else "Saved"
                 messages.success(request, f"{verb} project {saved.name!r}.")
                 return redirect("manage-project-edit", pk=saved.pk)
     else:
         form = ProjectForm(initial=ProjectForm.initial_for(project) if project else None)
-    return render(request, "annotations/manage_project_form.html", {"form": form, "project": project})
+        formset = condition_formset(project=project)
+    context = {
+        "form": form,
+        "conditions_formset": formset,
+        "conditions_error": conditions_error,
+        "project": project,
+        "study": study_settings(project=project) if project else None,
+    }
+    return render(request, "annotations/manage_project_form.html", context)
 
 
 @login_required
