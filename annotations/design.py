@@ -124,6 +124,7 @@ class LatinSquarePlan:
         by_annotator: dict[str, list[Cell]] = {a: [] for a in self.annotators}
         for cell in self.cells:
             by_annotator[cell.annotator].append(cell)
+        counts = self.per_annotator()  # once: per row it made a plan of A annotators cost A times the plan
         return [
             {
                 "annotator": annotator,
@@ -131,7 +132,7 @@ class LatinSquarePlan:
                     {"document": c.document, "condition": c.condition}
                     for c in sorted(by_annotator[annotator], key=lambda c: c.order)
                 ],
-                "conditions": dict(sorted(self.per_annotator()[annotator].items())),
+                "conditions": dict(sorted(counts[annotator].items())),
             }
             for annotator in self.annotators
         ]

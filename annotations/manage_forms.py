@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
+from annotations.design import DesignError
 from annotations.models import Batch, Project
 from annotations.selectors import annotator_queryset
 from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, MAX_SMALL, parse_id
@@ -326,3 +327,46 @@ class JoinLinkForm(forms.Form):
             self.add_error(self.FIELDS_OF_SERVICE[field], message)
         else:
             self.add_error(None, str(exc))
+
+
+class LatinSquareForm(forms.Form):
+    """The Latin-square design's choices: who, and which of the project's declared conditions. Shown
+    as a plan first (a GET), then applied with the digest of the plan that was shown (a POST)."""
+
+    annotators = _AnnotatorsChoice(
+        queryset=annotator_queryset(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Each edits every document once; at least as many annotators as conditions.",
+        error_messages={
+            "required": "Choose at least as many annotators as conditions.",
+            "invalid_choice": "%(value)s is not an active annotator: choose among the annotators listed "
+            "(roles are given in the admin site or with the add_user command).",
+        },
+    )
+    conditions = forms.MultipleChoiceField(
+        choices=[],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Counterbalanced across annotators and documents (declared in the project's settings).",
+    )
+    plan_digest = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.declared_error = ""
+        try:
+            declared = [condition.name for condition in project.declared_conditions()]
+        except DesignError as exc:
+            declared, self.declared_error = [], str(exc)
+        self.declared = declared
+        self.fields["annotators"].queryset = annotator_queryset()
+        self.fields["conditions"].choices = [(name, name) for name in declared]
+        self.fields["conditions"].initial = declared
+        available = ", ".join(declared) or "none yet (declare them in the settings)"
+        self.fields["conditions"].error_messages = {
+            "required": f"Choose at least one condition; the project declares {available}.",
+            "invalid_choice": f"%(value)s is not a condition of this project; it declares {available}.",
+        }
+
+    def clean_conditions(self) -> list[str]:
+        chosen = set(self.cleaned_data["conditions"])
+        return [name for name in self.declared if name in chosen]  # the declared order, whatever the POST's

@@ -404,7 +404,7 @@ def batch_progress(*, user) -> list[BatchProgress]:
 @dataclass
 class ProgressRow:
     label: str
-    key: int | None = None
+    key: int | str | None = None  # the annotator's or batch's id; a condition's name ("" for none)
     submitted: int = 0
     in_progress: int = 0
     pending: int = 0
@@ -434,7 +434,12 @@ class ProjectProgress:
     items: int
     unbatched_items: int
     unassigned_items: int
+    # Per condition when the project declares conditions or its work carries some (else empty):
+    # the declared ones in their order, then other names, then work under no condition (practice).
+    by_condition: list[ProgressRow] = field(default_factory=list)
 
+
+NO_CONDITION = "(no condition)"
 
 _STATUS_FIELD = {
     Assignment.SUBMITTED: "submitted",
@@ -445,13 +450,15 @@ _STATUS_FIELD = {
 
 
 def project_progress(*, project: Project) -> ProjectProgress:
-    """Submitted / in progress / pending per annotator and per batch, the median active
-    time of submitted items, the last activity (latest start, save or submit), and how many
-    submitted post-edits carry flags (per flag) and keys no text change corroborates."""
+    """Submitted / in progress / pending per annotator, per batch and (when the project declares
+    conditions or its assignments carry some) per condition, the median active time of submitted
+    items, the last activity (latest start, save or submit), and how many submitted post-edits
+    carry flags (per flag) and keys no text change corroborates."""
     rows = Assignment.objects.filter(item__project=project).values_list(
         "annotator_id",
         "annotator__username",
         "item__batch_id",
+        "condition",
         "status",
         "post_edit__active_ms",
         "started",
@@ -462,12 +469,15 @@ def project_progress(*, project: Project) -> ProjectProgress:
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}
+    declared = _declared_condition_names(project)
+    by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
     total = ProgressRow(label="all")
     batch_names = dict(project.batches.values_list("id", "name"))
     for (
         user_id,
         username,
         batch_id,
+        condition,
         status,
         active_ms,
         started,
@@ -479,6 +489,7 @@ def project_progress(*, project: Project) -> ProjectProgress:
         targets = (
             by_annotator.setdefault(user_id, ProgressRow(label=username, key=user_id)),
             by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
+            by_condition.setdefault(condition, ProgressRow(label=condition or NO_CONDITION, key=condition)),
             total,
         )
         moments = [moment for moment in (started, finished, updated) if moment is not None]
@@ -494,7 +505,7 @@ def project_progress(*, project: Project) -> ProjectProgress:
                 for flag in flags:
                     row.flag_counts[flag] = row.flag_counts.get(flag, 0) + 1
             row.uncorroborated_keys += uncorroborated or 0
-    for row in (*by_annotator.values(), *by_batch.values(), total):
+    for row in (*by_annotator.values(), *by_batch.values(), *by_condition.values(), total):
         row.median_active_ms = statistics.median(row.active_values) if row.active_values else None
     items = project.items.count()
     return ProjectProgress(
@@ -505,7 +516,26 @@ def project_progress(*, project: Project) -> ProjectProgress:
         items=items,
         unbatched_items=project.items.unbatched().count(),
         unassigned_items=project.items.filter(assignments__isnull=True).count(),
+        by_condition=_condition_rows(by_condition, declared),
     )
+
+
+def _condition_rows(rows: dict[str, ProgressRow], declared: list[str]) -> list[ProgressRow]:
+    """The declared conditions in their order, then other names assignments carry (an imported
+    study's, a condition since renamed) by name, then no condition; none at all for a project
+    that neither declares nor carries any."""
+    if not declared and set(rows) <= {""}:
+        return []
+    place = {name: index for index, name in enumerate(declared)}
+    return sorted(rows.values(), key=lambda r: (r.key == "", place.get(str(r.key), len(place)), str(r.key)))
+
+
+def _declared_condition_names(project: Project) -> list[str]:
+    """The project's declared conditions; none when they cannot be read (the settings page says why)."""
+    try:
+        return [condition.name for condition in parse_conditions(project.conditions)]
+    except DesignError:
+        return []
 
 
 # --------------------------------------------------------------------------- crowd participants

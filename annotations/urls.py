@@ -18,6 +18,8 @@ urlpatterns: list = [
     path("manage/projects/<int:pk>/batches/make/", manage.batches_make, name="manage-batches-make"),
     path("manage/projects/<int:pk>/batches/assign/", manage.batches_assign, name="manage-batches-assign"),
     path("manage/projects/<int:pk>/assignments/move/", manage.assignments_move, name="manage-assignments-move"),
+    path("manage/projects/<int:pk>/design/", manage.design_page, name="manage-design"),
+    path("manage/projects/<int:pk>/design/apply/", manage.design_apply, name="manage-design-apply"),
     path("manage/projects/<int:pk>/progress/", manage.progress_page, name="manage-progress"),
     path("manage/projects/<int:pk>/copy/", copying.project_copy, name="manage-project-copy"),
     # Crowd participants (annotations/views/participants.py): the participation link, the completion

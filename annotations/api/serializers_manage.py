@@ -265,6 +265,90 @@ class BatchAssignOutputSerializer(serializers.Serializer):
     per_annotator = serializers.DictField(child=serializers.IntegerField(), help_text="New assignments per username.")
 
 
+# --------------------------------------------------------------------------- designs
+
+MAX_DESIGN_ANNOTATORS = 1000  # a plan's page and answer hold one row per annotator
+
+
+def _names(text: str, *, field: str, limit: int) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise serializers.ValidationError(f"name at least one ({field} are comma-separated)")
+    if len(names) > limit:
+        raise serializers.ValidationError(f"at most {limit:,} names, got {len(names):,}")
+    return names
+
+
+class DesignPlanQueryInputSerializer(serializers.Serializer):
+    annotators = serializers.CharField(
+        max_length=40_000, help_text="Comma-separated usernames of active annotators, in slot order."
+    )
+    conditions = serializers.CharField(
+        max_length=10_000, help_text="Comma-separated names of the project's declared conditions."
+    )
+
+    def validate_annotators(self, value: str) -> list[str]:
+        return _names(value, field="annotators", limit=MAX_DESIGN_ANNOTATORS)
+
+    def validate_conditions(self, value: str) -> list[str]:
+        return _names(value, field="conditions", limit=100)
+
+
+class DesignAssignInputSerializer(serializers.Serializer):
+    annotators = serializers.ListField(
+        child=serializers.CharField(max_length=150),
+        allow_empty=False,
+        max_length=MAX_DESIGN_ANNOTATORS,
+        help_text="Usernames of active annotators, in slot order (annotator i starts at document i).",
+    )
+    conditions = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        allow_empty=False,
+        max_length=100,
+        help_text="Declared conditions to counterbalance, in the order the Latin square rotates them.",
+    )
+    plan_digest = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="The `plan_digest` of the plan you looked at: applied only if the plan is still that one.",
+    )
+
+
+class DesignPlanRowSerializer(serializers.Serializer):
+    document = serializers.CharField()
+    condition = serializers.CharField()
+
+
+class DesignAnnotatorSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    conditions = serializers.DictField(child=serializers.IntegerField(), help_text="Documents under each condition.")
+    documents = DesignPlanRowSerializer(many=True, help_text="In queue order (after the practice items).")
+
+
+class DesignDocumentSerializer(serializers.Serializer):
+    document = serializers.CharField()
+    segments = serializers.IntegerField()
+    conditions = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Annotators who see it under each condition."
+    )
+
+
+class DesignPlanOutputSerializer(serializers.Serializer):
+    design = serializers.CharField(help_text="latin-square")
+    applied = serializers.BooleanField(help_text="Whether the assignments were made (design-assign) or not (a plan).")
+    created = serializers.IntegerField(help_text="Assignments made (0 for a plan).")
+    assignments = serializers.IntegerField(help_text="Assignments the plan makes: annotators x (practice + segments).")
+    annotators = serializers.ListField(child=serializers.CharField())
+    conditions = serializers.ListField(child=serializers.CharField())
+    documents = serializers.IntegerField()
+    segments = serializers.IntegerField()
+    practice_items = serializers.IntegerField(help_text="First in every queue, under no condition.")
+    plan_digest = serializers.CharField(help_text="Send it with design-assign to apply exactly this plan.")
+    per_annotator = DesignAnnotatorSerializer(many=True)
+    per_document = DesignDocumentSerializer(many=True)
+
+
 # --------------------------------------------------------------------------- assignments
 
 
@@ -352,6 +436,12 @@ class ProgressRowSerializer(serializers.Serializer):
     last_activity = serializers.DateTimeField(allow_null=True)
 
 
+class ConditionProgressRowSerializer(ProgressRowSerializer):
+    condition = serializers.CharField(
+        source="key", help_text='The condition\'s name; "" for work under none (practice).'
+    )
+
+
 class ProjectProgressOutputSerializer(serializers.Serializer):
     items = serializers.IntegerField()
     unbatched_items = serializers.IntegerField()
@@ -359,6 +449,11 @@ class ProjectProgressOutputSerializer(serializers.Serializer):
     total = ProgressRowSerializer()
     by_annotator = ProgressRowSerializer(many=True)
     by_batch = ProgressRowSerializer(many=True)
+    by_condition = ConditionProgressRowSerializer(
+        many=True,
+        help_text="When the project declares conditions or its work carries some (else empty): the declared "
+        "conditions in their order (zeros included), other names work carries, then no condition.",
+    )
 
 
 # --------------------------------------------------------------------------- users

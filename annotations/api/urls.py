@@ -20,6 +20,8 @@ urlpatterns: list = [
     path("projects/<int:pk>/batches/", views_manage.BatchListApi.as_view(), name="api-batches"),
     path("projects/<int:pk>/batches/make/", views_manage.BatchMakeApi.as_view(), name="api-batches-make"),
     path("projects/<int:pk>/assign/", views_manage.BatchAssignApi.as_view(), name="api-batches-assign"),
+    path("projects/<int:pk>/design-plan/", views_manage.DesignPlanApi.as_view(), name="api-design-plan"),
+    path("projects/<int:pk>/design-assign/", views_manage.DesignAssignApi.as_view(), name="api-design-assign"),
     # Participation links and crowd participants (annotations/api/views_participants.py).
     path("projects/<int:pk>/join-links/", views_participants.JoinLinkListApi.as_view(), name="api-join-links"),
     path("projects/<int:pk>/join-links/open/", views_participants.JoinLinkOpenApi.as_view(), name="api-join-link-open"),

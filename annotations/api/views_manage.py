@@ -30,6 +30,7 @@ from annotations.services.copying import project_copy_items
 from annotations.services.errors import ServiceError
 from annotations.services.items import item_create_bulk
 from annotations.services.projects import project_create, project_update
+from annotations.services.studies import DesignResult, study_assign_latin_square
 from annotations.services.users import annotators_by_name, user_add, user_set_role
 from editlab.api import validated
 from editlab.errors import error_responses
@@ -250,6 +251,72 @@ class BatchAssignApi(APIView):
             batches=batches,
         )
         return Response(s.BatchAssignOutputSerializer(result).data)
+
+
+# --------------------------------------------------------------------------- designs
+
+
+def _design_output(result: DesignResult) -> dict:
+    plan = result.plan
+    return s.DesignPlanOutputSerializer(
+        {
+            "design": Project.DESIGN_LATIN_SQUARE,
+            "applied": result.applied,
+            "created": result.created,
+            "assignments": result.assignments,
+            "annotators": list(plan.annotators),
+            "conditions": list(plan.conditions),
+            "documents": len(plan.documents),
+            "segments": result.segments,
+            "practice_items": result.practice_items,
+            "plan_digest": result.digest,
+            "per_annotator": result.per_annotator(),
+            "per_document": result.per_document(),
+        }
+    ).data
+
+
+class DesignPlanApi(APIView):
+    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
+
+    @extend_schema(
+        tags=TAG_ASSIGNMENTS,
+        summary="The Latin-square plan for these annotators and conditions; nothing is assigned (admins, researchers)",
+        parameters=[s.DesignPlanQueryInputSerializer],
+        responses={200: s.DesignPlanOutputSerializer, **E400, **E403, **E404},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        data = validated(s.DesignPlanQueryInputSerializer, request.query_params)
+        result = study_assign_latin_square(
+            project=project,
+            annotators=annotators_by_name(usernames=data["annotators"]),
+            conditions=data["conditions"],
+            apply=False,
+        )
+        return Response(_design_output(result))
+
+
+class DesignAssignApi(APIView):
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(
+        tags=TAG_ASSIGNMENTS,
+        summary="Assign the Latin-square plan (admins); with plan_digest only if the plan is still the one shown",
+        request=s.DesignAssignInputSerializer,
+        responses={201: s.DesignPlanOutputSerializer, **E400, **E403, **E404},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        data = validated(s.DesignAssignInputSerializer, request.data)
+        result = study_assign_latin_square(
+            project=project,
+            annotators=annotators_by_name(usernames=data["annotators"]),
+            conditions=data["conditions"],
+            apply=True,
+            expected_digest=data.get("plan_digest", ""),
+        )
+        return Response(_design_output(result), status=status.HTTP_201_CREATED)
 
 
 # --------------------------------------------------------------------------- assignments

@@ -1,7 +1,9 @@
 """Designed studies: assign documents to annotators under counterbalanced conditions."""
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
@@ -19,6 +21,45 @@ class DesignResult:
     created: int = 0
     practice_items: int = 0
     segments: int = 0  # non-practice items, each assigned to every annotator
+    segments_of: dict[str, int] = field(default_factory=dict)  # document -> its segments
+    digest: str = ""  # what the plan was made from (plan_digest); a confirmation names it
+
+    @property
+    def assignments(self) -> int:
+        """How many assignments the plan makes (or made): every annotator, practice and every segment."""
+        return len(self.plan.annotators) * (self.practice_items + self.segments)
+
+    def per_annotator(self) -> list[dict]:
+        """Per annotator: their documents in queue order with each one's condition, and how many of
+        their documents fall under each condition (every chosen condition, zeros included)."""
+        return [
+            {**row, "conditions": {name: row["conditions"].get(name, 0) for name in self.plan.conditions}}
+            for row in self.plan.rows()
+        ]
+
+    def per_document(self) -> list[dict]:
+        """Per document: its segments and how many annotators see it under each condition."""
+        counts = self.plan.per_document()
+        return [
+            {
+                "document": document,
+                "segments": self.segments_of.get(document, 0),
+                "conditions": {name: counts[document].get(name, 0) for name in self.plan.conditions},
+            }
+            for document in self.plan.documents
+        ]
+
+
+def plan_digest(
+    *, annotators: Sequence[str], conditions: Sequence[str], documents: Sequence[Document], practice: Sequence[int]
+) -> str:
+    """A fingerprint of everything the assignments would be made from: the same digest means the
+    same assignments. A page shows the plan with it and applies only the plan it showed."""
+    material = json.dumps(
+        [list(annotators), list(conditions), [[d.key, list(d.item_ids)] for d in documents], list(practice)],
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()[:20]
 
 
 def _plan(
@@ -50,14 +91,20 @@ def study_queue(
 
 @transaction.atomic
 def study_assign_latin_square(
-    *, project: Project, annotators: Sequence, conditions: Sequence[str], apply: bool = False
+    *,
+    project: Project,
+    annotators: Sequence,
+    conditions: Sequence[str],
+    apply: bool = False,
+    expected_digest: str = "",
 ) -> DesignResult:
     """The Latin-square plan over the annotators x the project's documents x the conditions,
     and with apply=True its assignments: each annotator gets practice items first (no
     condition), then every document, in the plan's rotated order, its segments in document
     order, each under the condition of its cell. Without apply nothing is written (the plan is
     shown first). A designed study is assigned once: annotators who already hold work in the
-    project are refused (withdraw it first)."""
+    project are refused (withdraw it first). With expected_digest (the digest of the plan that was
+    shown) the assignments are made only if the plan is still that one."""
     if not annotators:
         raise ServiceError("annotators: name at least one annotator")
     project = Project.objects.select_for_update().get(pk=project.pk)
@@ -65,18 +112,33 @@ def study_assign_latin_square(
     holding = (
         Assignment.objects.live()
         .filter(item__project=project, annotator__in=annotators)
+        .order_by("annotator__username")  # not the default queue ordering: DISTINCT would keep its columns
         .values_list("annotator__username", flat=True)
         .distinct()
     )
     if holding:
-        names = ", ".join(sorted(holding))
+        names = ", ".join(holding)
         raise ServiceError(
             f"annotators: {names} already hold work in this project; a designed study is assigned once "
-            f"(withdraw it first: assign --project ... --withdraw-from NAME)"
+            "(withdraw it first: Batches & assignment, the assignments API, or assign --withdraw-from NAME)"
         )
     practice_ids = [item_id for document in practice for item_id in document.item_ids]
     segments = sum(len(d.item_ids) for d in documents)
-    result = DesignResult(plan=plan, applied=apply, practice_items=len(practice_ids), segments=segments)
+    result = DesignResult(
+        plan=plan,
+        applied=apply,
+        practice_items=len(practice_ids),
+        segments=segments,
+        segments_of={document.key: len(document.item_ids) for document in documents},
+        digest=plan_digest(
+            annotators=plan.annotators, conditions=plan.conditions, documents=documents, practice=practice_ids
+        ),
+    )
+    if apply and expected_digest and expected_digest != result.digest:
+        raise ServiceError(
+            "plan_digest: the plan changed since it was shown (items, documents or the choice of annotators "
+            "or conditions differ); nothing was assigned. Look at the new plan and confirm it again"
+        )
     if not apply:
         return result
     items_of = {document.key: document.item_ids for document in documents}

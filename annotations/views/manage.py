@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations.manage_forms import (
     CONDITIONS_PREFIX,
     AssignForm,
+    LatinSquareForm,
     MakeBatchesForm,
     MoveForm,
     ProjectForm,
@@ -29,6 +30,7 @@ from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
 from annotations.services.errors import ServiceError
+from annotations.services.studies import DesignResult, study_assign_latin_square
 from editlab.http import HtmxHttpRequest
 
 # Every project is visible to admins and researchers, and to nobody else here.
@@ -262,6 +264,76 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
         f"{done}; kept {result.kept_submitted} submitted/skipped and {result.kept_in_progress} in progress.",
     )
     return redirect("manage-batches", pk=project.pk)
+
+
+@login_required
+@require_GET
+@readers
+def design_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Assign with a Latin square: choose annotators and conditions, see the plan (nothing is
+    written), then confirm it (design_apply). htmx swaps in only the plan."""
+    project = get_object_or_404(Project, pk=pk)
+    form = LatinSquareForm(request.GET or None, project=project)
+    return _render_design(request, project, form)
+
+
+@login_required
+@require_POST
+@admins
+def design_apply(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Make the assignments of the plan the page showed (its digest), or show why not and the plan as it is now."""
+    project = get_object_or_404(Project, pk=pk)
+    form = LatinSquareForm(request.POST, project=project)
+    if not form.is_valid():
+        return _render_design(request, project, form, status=400)
+    digest = form.cleaned_data["plan_digest"]
+    if not digest:
+        return _render_design(request, project, form, error="Look at the plan first, then confirm it.", status=400)
+    try:
+        result = study_assign_latin_square(
+            project=project,
+            annotators=list(form.cleaned_data["annotators"]),
+            conditions=form.cleaned_data["conditions"],
+            apply=True,
+            expected_digest=digest,
+        )
+    except ServiceError as exc:
+        return _render_design(request, project, form, error=str(exc), status=400)
+    plan = result.plan
+    messages.success(
+        request,
+        f"Created {result.created} assignments: {len(plan.annotators)} annotators x {len(plan.documents)} documents "
+        f"x {len(plan.conditions)} conditions ({', '.join(plan.conditions)}), {result.practice_items} practice "
+        "item(s) first.",
+    )
+    return redirect("manage-progress", pk=project.pk)
+
+
+def _render_design(
+    request: HtmxHttpRequest, project: Project, form: LatinSquareForm, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    result: DesignResult | None = None
+    if form.is_bound and form.is_valid():
+        try:
+            result = study_assign_latin_square(
+                project=project,
+                annotators=list(form.cleaned_data["annotators"]),
+                conditions=form.cleaned_data["conditions"],
+                apply=False,
+            )
+        except ServiceError as exc:
+            error = error or str(exc)
+    context = {
+        "project": project,
+        "form": form,
+        "result": result,
+        "error": error,
+        "can_change": is_admin(request.user),
+        "designs": project.meta.get("designs", []) if isinstance(project.meta, dict) else [],
+        "partial": bool(request.htmx),
+    }
+    template = "annotations/manage_design_plan.html" if request.htmx else "annotations/manage_design.html"
+    return render(request, template, context, status=status)
 
 
 @login_required

@@ -127,6 +127,15 @@ def _csv(name: str = "items.csv") -> SimpleUploadedFile:
     return SimpleUploadedFile(name, b"external_id,model_output\nnew-1,A new text.\n")
 
 
+def _plan_digest(w: "World", annotators: list[str], conditions: list[str]) -> str:
+    """The digest of the plan the design page would show (its confirmation sends it)."""
+    from annotations.services.studies import study_assign_latin_square
+    from annotations.services.users import annotators_by_name
+
+    users = annotators_by_name(usernames=annotators)
+    return study_assign_latin_square(project=w.project, annotators=users, conditions=conditions).digest
+
+
 PE = lambda w: {"pk": w.post_edit.pk}  # noqa: E731
 PROJECT = lambda w: {"pk": w.project.pk}  # noqa: E731
 PROJECT_ID = lambda w: {"project_id": w.project.pk}  # noqa: E731
@@ -207,6 +216,16 @@ ROUTES: dict[str, Route] = {
         get=api_no_method(API_ADMINS),
         post=by_role(403, 403, 403, 403, 200),
         data=lambda w: {"annotators": ["bob"], "overlap": 1},
+        json=True,
+    ),
+    "api-design-plan": Route(
+        kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?annotators=bob&conditions=c1"
+    ),
+    "api-design-assign": Route(
+        kwargs=PROJECT,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 201),
+        data=lambda w: {"annotators": ["bob"], "conditions": ["c1"]},
         json=True,
     ),
     "api-assignments": Route(get=by_role(403, 200, 200, 200, 200), post=by_role(403, 405, 405, 405, 405)),
@@ -336,6 +355,17 @@ ROUTES: dict[str, Route] = {
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"action": "withdraw", "from_annotator": w.users["annotator_a"].pk},
     ),
+    "manage-design": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST, query="?annotators=&conditions=c1"),
+    "manage-design-apply": Route(
+        kwargs=PROJECT,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {
+            "annotators": [w.users["annotator_b"].pk],
+            "conditions": ["c1"],
+            "plan_digest": _plan_digest(w, ["bob"], ["c1"]),
+        },
+    ),
     "manage-progress": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
     "manage-project-copy": Route(
         kwargs=PROJECT,
@@ -445,7 +475,9 @@ def build_world() -> World:
         "admin": UserFactory(username="adam", role="admin"),
     }
     anna, bob = users["annotator_a"], users["annotator_b"]
-    project = ProjectFactory(name="Anna's private study", instructions=["Fix it"])
+    project = ProjectFactory(
+        name="Anna's private study", instructions=["Fix it"], conditions=[{"name": "c1", "output": None}]
+    )
     batch = BatchFactory(project=project, name="b1")
     item = ItemFactory(
         project=project, batch=batch, batch_position=0, external_id="anna-item-1", model_output="ANNA-OUTPUT-7f3a"
