@@ -129,7 +129,7 @@ MAX_CONDITION_ROWS = 100  # the service's MAX_CONDITIONS
 class _ConditionRows(forms.BaseFormSet):
     def clean(self) -> None:
         # Django reads a negative row count as none: the list would be emptied by a forged count.
-        if self.management_form.cleaned_data.get("TOTAL_FORMS", 0) < 0:
+        if (self.management_form.cleaned_data.get("TOTAL_FORMS") or 0) < 0:
             raise forms.ValidationError("The number of condition rows sent is negative; reload the page.")
 
 
@@ -358,11 +358,14 @@ class LatinSquareForm(forms.Form):
         except DesignError as exc:
             declared, self.declared_error = [], str(exc)
         self.declared = declared
-        self.fields["annotators"].queryset = annotator_queryset()
-        self.fields["conditions"].choices = [(name, name) for name in declared]
-        self.fields["conditions"].initial = declared
+        _model_choices(self, "annotators").queryset = annotator_queryset()
+        conditions = self.fields["conditions"]
+        if not isinstance(conditions, forms.MultipleChoiceField):
+            raise TypeError("LatinSquareForm.conditions is not a multiple choice field")
+        conditions.choices = [(name, name) for name in declared]
+        conditions.initial = declared
         available = ", ".join(declared) or "none yet (declare them in the settings)"
-        self.fields["conditions"].error_messages = {
+        conditions.error_messages = {
             "required": f"Choose at least one condition; the project declares {available}.",
             "invalid_choice": f"%(value)s is not a condition of this project; it declares {available}.",
         }

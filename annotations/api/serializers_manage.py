@@ -66,7 +66,8 @@ class StudySettingsInputSerializer(serializers.Serializer):
     target_lang = serializers.CharField(
         required=False, allow_blank=True, max_length=35, help_text="BCP 47 tag of the post-edits."
     )
-    context = serializers.ChoiceField(
+    # Declared fields move into _declared_fields: this does not hide Serializer.context at run time.
+    context = serializers.ChoiceField(  # type: ignore[assignment]
         required=False,
         choices=Project.CONTEXT_CHOICES,
         help_text="What the editor shows around a document's segment: none, window (N before and after), document.",

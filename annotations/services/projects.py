@@ -295,19 +295,19 @@ def _check_condition_changes(project: Project, declared: list[Condition]) -> Non
             "(you may add other conditions beside it), or withdraw its pending assignments first"
         )
     for name, condition in after.items():
-        old, used = before.get(name), usage.get(name)
-        if old is None or used is None:
+        old, carried = before.get(name), usage.get(name)
+        if old is None or carried is None:
             continue
-        if old.output != condition.output and used.post_edits:
+        if old.output != condition.output and carried.post_edits:
             raise ServiceError(
                 f"conditions: {name!r} cannot change what the editor starts from ({_shows(old)} -> "
-                f"{_shows(condition)}): {used.post_edits} post-edit(s) started from {_shows(old)}. "
+                f"{_shows(condition)}): {carried.post_edits} post-edit(s) started from {_shows(old)}. "
                 "Declare a new condition for the new output instead"
             )
-        if old.highlights != condition.highlights and used.live_post_edits:
+        if old.highlights != condition.highlights and carried.live_post_edits:
             raise ServiceError(
                 f"conditions: {name!r} cannot turn highlights {'on' if condition.highlights else 'off'}: "
-                f"{used.live_post_edits} annotator(s)' items under it were already shown "
+                f"{carried.live_post_edits} annotator(s)' items under it were already shown "
                 f"{'with' if old.highlights else 'without'} them. Declare a new condition instead"
             )
 
