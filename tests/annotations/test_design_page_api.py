@@ -23,14 +23,7 @@ CONDITIONS = [
     {"name": "b", "output": "sysB", "highlights": True},
     {"name": "scratch", "output": None, "highlights": False},
 ]
-ROLES = ["anonymous", "anna", "bob", "researcher", "admin"]
-CLIENTS = {
-    "anonymous": "client",
-    "anna": "annotator_client",
-    "bob": "other_annotator_client",
-    "researcher": "researcher_client",
-    "admin": "admin_client",
-}
+ROLES = ["anonymous", "anna", "bob", "researcher", "admin"]  # as in ROLE_CLIENTS (tests/conftest.py)
 ABC = ["a", "b", "scratch"]
 
 
@@ -97,9 +90,9 @@ def untouched(project: Project) -> None:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_the_plan_page_is_for_admins_and_researchers(request, role, people):
+def test_the_plan_page_is_for_admins_and_researchers(client_as, role, people):
     project = study()
-    response = request.getfixturevalue(CLIENTS[role]).get(page_url(project, people, ABC))
+    response = client_as(role).get(page_url(project, people, ABC))
     expected = {"anonymous": 302, "anna": 403, "bob": 403, "researcher": 200, "admin": 200}[role]
     assert response.status_code == expected
     if role == "anonymous":
@@ -116,11 +109,11 @@ def test_the_plan_page_is_for_admins_and_researchers(request, role, people):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_only_admins_apply_a_plan_on_the_page(request, role, people):
+def test_only_admins_apply_a_plan_on_the_page(client_as, role, people):
     project = study()
     digest = study_assign_latin_square(project=project, annotators=people, conditions=ABC).digest
     body = {"annotators": [a.pk for a in people], "conditions": ABC, "plan_digest": digest}
-    response = request.getfixturevalue(CLIENTS[role]).post(reverse("manage-design-apply", args=[project.pk]), body)
+    response = client_as(role).post(reverse("manage-design-apply", args=[project.pk]), body)
     expected = {"anonymous": 302, "anna": 403, "bob": 403, "researcher": 403, "admin": 302}[role]
     assert response.status_code == expected
     if role == "admin":
@@ -131,9 +124,9 @@ def test_only_admins_apply_a_plan_on_the_page(request, role, people):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_the_plan_api_is_for_admins_and_researchers(request, role, people):
+def test_the_plan_api_is_for_admins_and_researchers(client_as, role, people):
     project = study()
-    response = request.getfixturevalue(CLIENTS[role]).get(plan_url(project, "anna,bob,cleo", "a,b,scratch"))
+    response = client_as(role).get(plan_url(project, "anna,bob,cleo", "a,b,scratch"))
     expected = {"anonymous": 403, "anna": 403, "bob": 403, "researcher": 200, "admin": 200}[role]
     assert response.status_code == expected
     answer = response.json()
@@ -145,10 +138,10 @@ def test_the_plan_api_is_for_admins_and_researchers(request, role, people):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_only_admins_apply_through_the_api(request, role, people):
+def test_only_admins_apply_through_the_api(client_as, role, people):
     project = study()
     response = post_json(
-        request.getfixturevalue(CLIENTS[role]),
+        client_as(role),
         assign_url(project),
         {"annotators": ["anna", "bob", "cleo"], "conditions": ABC},
     )
