@@ -1,6 +1,5 @@
 import logging
 
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
@@ -16,6 +15,8 @@ from annotations.roles import can_read_all, is_annotator
 from editlab.logins.backends import login_refusal
 from editlab.logins.forms import LimitedAuthenticationForm
 from editlab.request_id import current_request_id
+from metrics.jobs import jobs_fan_out
+from metrics.workers import worker_status
 
 logger = logging.getLogger(__name__)
 
@@ -77,12 +78,20 @@ def _static_ok() -> bool:
 
 
 def _worker_status() -> str:
-    """The task worker's liveness. db_worker keeps no heartbeat of its own today (a running metric
-    job does, per job, on MetricJob.heartbeat), so nothing here can tell a dead worker from an idle
-    one: "unknown" until the jobs side provides a worker heartbeat to read."""
-    if settings.TASKS_BACKEND != "database":
-        return "in-process"  # jobs run inside the app process (thread) or inline (immediate)
-    return "unknown"
+    """Whether metric jobs have a worker: `in-process` when the app process runs them (thread, immediate
+    backends); with db_worker processes, from their heartbeats (metrics.workers): `alive` when at least one
+    beat within EDITLAB_WORKER_STALE_S, `stale` when none did but one that never stopped cleanly is still
+    registered (killed, hung, or cut off from the database), `none` when no worker runs. A job makes no
+    progress unless it is `alive`; the app itself still serves, so this never fails the check."""
+    if not jobs_fan_out():
+        return "in-process"
+    try:
+        workers = worker_status()
+    except DatabaseError:  # the database check says so already
+        return "unknown"
+    if any(worker.alive for worker in workers):
+        return "alive"
+    return "stale" if workers else "none"
 
 
 @require_GET

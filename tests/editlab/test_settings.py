@@ -220,9 +220,90 @@ def test_healthz_answers_anyone_with_nothing_sensitive(client, db):
     assert response.json() == {"status": "ok", "database": "ok", "static": "ok", "worker": "in-process"}
 
 
-@override_settings(TASKS_BACKEND="database")
-def test_healthz_says_the_worker_status_is_unknown_without_a_worker_heartbeat(client, db):
-    assert client.get("/healthz").json()["worker"] == "unknown"
+@pytest.fixture
+def db_workers(settings):
+    """Metric jobs go to db_worker processes (TASKS_BACKEND=database); the workers' rows are the test's."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.EDITLAB_WORKER_STALE_S = 60
+
+
+def _silent_worker(seconds: float, engine_id: str = "gone"):
+    """A db_worker that never stopped and last beat `seconds` ago on the database's clock (killed, or hung)."""
+    from datetime import timedelta
+
+    from metrics.models import TaskWorker
+    from metrics.workers import database_now
+
+    worker = TaskWorker.objects.create(engine_id=engine_id, host="worker-2.internal", pid=4242)
+    TaskWorker.objects.filter(pk=worker.pk).update(heartbeat=database_now() - timedelta(seconds=seconds))
+    return worker
+
+
+def _healthz_worker(client) -> str:
+    response = client.get("/healthz")
+    assert response.status_code == 200  # a missing worker stops jobs, not the app: the check still passes
+    body = response.json()
+    assert body == {"status": "ok", "database": "ok", "static": "ok", "worker": body["worker"]}
+    return body["worker"]
+
+
+def test_healthz_says_none_when_no_db_worker_ever_ran(client, db, db_workers):
+    assert _healthz_worker(client) == "none"
+
+
+def test_healthz_says_alive_when_a_db_worker_has_just_beaten(client, db, db_workers):
+    from metrics.workers import worker_register
+
+    worker_register(engine_id="fresh")
+    assert _healthz_worker(client) == "alive"
+
+
+def test_healthz_says_stale_when_the_only_worker_is_silent_past_the_stale_time(client, db, db_workers):
+    _silent_worker(seconds=61)
+    assert _healthz_worker(client) == "stale"
+
+
+def test_healthz_counts_a_worker_as_alive_until_the_stale_time(client, db, db_workers):
+    _silent_worker(seconds=50)
+    assert _healthz_worker(client) == "alive"
+
+
+def test_healthz_says_alive_when_one_worker_beats_beside_a_dead_one(client, db, db_workers):
+    from metrics.workers import worker_register
+
+    _silent_worker(seconds=3600)
+    worker_register(engine_id="fresh")
+    assert _healthz_worker(client) == "alive"
+
+
+def test_healthz_says_none_when_every_worker_stopped_cleanly(client, db, db_workers):
+    from metrics.workers import worker_register, worker_stop
+
+    worker_stop(worker_register(engine_id="stopped"))
+    assert _healthz_worker(client) == "none"
+
+
+def test_healthz_names_no_worker_host_pid_or_id(client, db, db_workers):
+    _silent_worker(seconds=120, engine_id="bench-secret-id")
+    content = client.get("/healthz").content
+    assert b"worker-2.internal" not in content and b"4242" not in content and b"bench-secret-id" not in content
+
+
+def test_healthz_says_in_process_when_the_app_runs_the_jobs_whatever_the_worker_rows(client, db):
+    _silent_worker(seconds=120)
+    assert _healthz_worker(client) == "in-process"
+
+
+def test_healthz_worker_is_unknown_when_the_database_is_unreachable(client, db, db_workers):
+    from django.db import connection
+
+    def unreachable(*args, **kwargs):
+        raise OperationalError("connection to server at 10.1.2.3 failed")
+
+    with mock.patch.object(connection, "cursor", unreachable):
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "failing", "database": "failing", "static": "ok", "worker": "unknown"}
 
 
 def test_healthz_fails_with_503_when_the_database_is_unreachable(client, db):
