@@ -105,6 +105,18 @@ def _start_workers(n: int, env: dict[str, str], folder: Path) -> list[tuple[subp
     return started
 
 
+def _pg_settings() -> str:
+    """The server's version and durability settings: upsert rates depend on them."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        shown = []
+        for name in ("server_version", "fsync", "synchronous_commit"):
+            cursor.execute(f"SHOW {name}")
+            shown.append(f"{name}={cursor.fetchone()[0]}")
+    return ", ".join(shown)
+
+
 def _cpu_s(pid: int) -> float:
     """CPU seconds (user + system) a live process has used."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -277,7 +289,7 @@ def main() -> None:
         lines = [
             f"Measured by `python -m editlab.benchmarks.jobs` on {platform.python_implementation()} "
             f"{platform.python_version()}, {os.cpu_count()} cores shared with other work (load average 1/5/15 min "
-            "before → after each run in the tables), PostgreSQL "
+            f"before → after each run in the tables), PostgreSQL ({_pg_settings()}) "
             f"on the same machine; IWSLT2019 ({PostEdit.objects.filter(assignment__item__project=project).count():,} "
             f"post-edits), effort suite ({', '.join(EFFORT_SUITE)}), variant {args.variant}, chunks of "
             f"{args.chunk_size} post-edits, one core per worker (EDITLAB_METRIC_WORKERS=1).",
