@@ -285,10 +285,18 @@ def test_the_database_asks_for_a_password(deployment):
     assert deployment.query("SELECT count(*) FROM logins_logincounter") == [(0,)]  # made by migrate
 
 
+def _healthz(deployment: Deployment) -> dict:
+    status, _, body = deployment.get("/healthz")
+    assert status == 200
+    return json.loads(body)
+
+
 def test_healthz_answers_anonymous_probes(deployment):
+    # The worker was started last: its first heartbeat (at registration) may still be on its way.
+    _wait_for("/healthz sees the worker", lambda: _healthz(deployment)["worker"] == "alive", timeout=60)
     status, headers, body = deployment.get("/healthz")
     assert status == 200
-    assert json.loads(body) == {"status": "ok", "database": "ok", "static": "ok", "worker": "unknown"}
+    assert json.loads(body) == {"status": "ok", "database": "ok", "static": "ok", "worker": "alive"}
     assert re.fullmatch(r"[0-9a-f]{16}", headers["x-request-id"])
 
 
@@ -373,13 +381,43 @@ def test_a_researchers_metric_job_completes_on_the_worker(deployment, browser):
     page.context.close()
 
 
+def _chunks(deployment: Deployment, job_id: int) -> dict[int, tuple[str, int, int, str | None]]:
+    """The job's chunks: seq -> (status, attempts, values, finished)."""
+    rows = deployment.query(
+        "SELECT seq, status, attempts, total, finished::text FROM metrics_metricchunk WHERE job_id = %s", (job_id,)
+    )
+    return {seq: (status, attempts, total, finished) for seq, status, attempts, total, finished in rows}
+
+
+def _ter_values(deployment: Deployment) -> list[tuple[int, int, str]]:
+    return deployment.query(
+        "SELECT id, post_edit_id, computed_at::text FROM metrics_metricvalue "
+        "WHERE metric = 'ter' AND variant = 'plain' ORDER BY post_edit_id"
+    )
+
+
 def test_restarting_gunicorn_and_the_worker_with_sigterm_mid_job_loses_nothing(deployment, browser):
     page, job_id = _start_job(browser, deployment, ["ter"])
+    # Mid-job: a chunk of the job is stored and others are still to come (12 chunks of 100 post-edits).
     _wait_for(
-        "the worker is inside the job", lambda: _job(deployment, job_id)[0] == "running", timeout=60, interval=0.02
+        "the worker has stored a chunk of the job",
+        lambda: any(status == "done" for status, *_ in _chunks(deployment, job_id).values()),
+        timeout=60,
+        interval=0.02,
     )
     # systemd's stop: SIGTERM to both services, each waited for (the worker within its stop timeout).
     assert deployment.stop(deployment.worker) == 0
+    # The worker finished the chunk it held, then exited: the job stopped part-way, resumable, not failed.
+    at_stop = _chunks(deployment, job_id)
+    done_at_stop = {seq for seq, (status, *_) in at_stop.items() if status == "done"}
+    assert len(at_stop) == STUDY_SIZE // 100
+    assert 0 < len(done_at_stop) < len(at_stop)
+    assert {status for seq, (status, *_) in at_stop.items() if seq not in done_at_stop} == {"queued"}
+    status, done, total, error = _job(deployment, job_id)
+    assert (status, error, total) == ("running", "", STUDY_SIZE)
+    stored_at_stop = _ter_values(deployment)
+    assert done == len(stored_at_stop) == sum(at_stop[seq][2] for seq in done_at_stop) < STUDY_SIZE
+    assert _healthz(deployment)["worker"] == "none"  # the worker stopped cleanly: no live one, no stale one
     assert deployment.stop(deployment.web) == 0
     deployment.start_web()
     deployment.start_worker()
@@ -390,9 +428,16 @@ def test_restarting_gunicorn_and_the_worker_with_sigterm_mid_job_loses_nothing(d
     )
     assert (status, error) == ("done", "")
     assert done == total == STUDY_SIZE
-    assert deployment.query(
-        "SELECT count(*), count(DISTINCT post_edit_id) FROM metrics_metricvalue WHERE metric = 'ter' AND variant = 'plain'"
-    ) == [(STUDY_SIZE, STUDY_SIZE)]
+    # Every value stored exactly once: one row per post-edit, and the rows stored before the stop untouched
+    # (same id, same time: the restarted worker computed only the chunks still queued).
+    stored = _ter_values(deployment)
+    assert len(stored) == len({post_edit for _, post_edit, _ in stored}) == STUDY_SIZE
+    assert set(stored_at_stop) <= set(stored)
+    after = _chunks(deployment, job_id)
+    assert {status for status, *_ in after.values()} == {"done"}
+    assert {seq: after[seq] for seq in done_at_stop} == {seq: at_stop[seq] for seq in done_at_stop}
+    assert {attempts for seq, (_, attempts, *_) in after.items() if seq not in done_at_stop} == {1}
+    assert _healthz(deployment)["worker"] == "alive"
     # The researcher's session outlived the restart (sessions live in the database).
     page.reload()
     assert f"/metrics/jobs/{job_id}/" in page.url
