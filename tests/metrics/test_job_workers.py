@@ -201,7 +201,11 @@ def test_a_worker_killed_mid_chunk_loses_nothing_and_the_other_workers_finish_th
     assert chunks[0][2:] == (1, "worker-a")
     assert chunks[1][2] == 2 and chunks[1][3] in {"worker-b", "worker-c"}  # claimed a second time, stored once
     assert {worker for _, _, _, worker in chunks[1:]} <= {"worker-b", "worker-c"}
-    # The task engine's row of the killed task does not stay RUNNING: it is failed, with the reason.
+    # The task engine's row of the killed task does not stay RUNNING: it is failed, with the reason. The engine
+    # marks a finished task's row SUCCESSFUL after the task's own transaction (that completed the job) commits.
+    shared.wait(
+        lambda: "RUNNING" not in {status for status, _ in shared.task_results()}, "every engine row says how it ended"
+    )
     results = shared.task_results()
     assert ("FAILED", "metrics.workers.WorkerLost") in results
     assert {status for status, _ in results} == {"SUCCESSFUL", "FAILED"}
