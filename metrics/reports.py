@@ -329,6 +329,34 @@ def baseline_build(*, selection: Selection, baseline: str | None) -> str | None:
         raise SelectionError(str(exc)) from None
 
 
+def analysis_request_build(*, project: Project, params: Mapping) -> tuple[Selection, Settings, str | None]:
+    """The selection, settings and baseline of one analysis request, from the already-checked
+    options the API and the analyze command share (the same names in both); a SelectionError or a
+    ValueError names what is wrong."""
+    selection = selection_build(
+        project=project,
+        target=params["target"],
+        variant=params["variant"],
+        annotators=params["annotators"],
+        task_type=params["task_type"],
+        origin=params["origin"],
+        exclude_flagged=params["exclude_flagged"],
+        idle_threshold_s=params["idle_threshold"],
+        include_practice=params["include_practice"],
+    )
+    baseline = baseline_build(selection=selection, baseline=params["baseline"])
+    settings = settings_build(
+        selection=selection,
+        k=params["k"],
+        test_size=params["test_size"],
+        seed=params["seed"],
+        cv_repeats=params["cv_repeats"],
+        log_time=params["log_time"],
+        mixed_models=params["mixed_models"],
+    )
+    return selection, settings, baseline
+
+
 def settings_from_query(*, selection: Selection, query: Mapping) -> Settings:
     """The report page's settings: the defaults, and log(time) for the mixed models when asked."""
     return settings_build(selection=selection, log_time=query.get("log_time", "") in CHECKED)

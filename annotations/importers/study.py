@@ -31,7 +31,7 @@ def _fail(message: str, origin: Origin, field: str) -> ImportDataError:
 
 
 def invisible_character(text: str) -> str | None:
-    """The first control, format (bidi, zero-width) or separator character other than a space, as U+XXXX.
+    """The first control, format (bidi, zero-width) or separator character other than a space, as "U+" and its hex code (e.g. U+200B).
 
     Names and ids are read by people choosing among them (a plan, a form): two that look the
     same must be the same, so what cannot be seen is refused there (texts keep it: it is data).

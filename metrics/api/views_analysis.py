@@ -16,7 +16,7 @@ from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
 from metrics.api import serializers_analysis as s
-from metrics.reports import SelectionError, baseline_build, report_build, selection_build, settings_build
+from metrics.reports import SelectionError, analysis_request_build, report_build
 from metrics.selectors import project_get
 
 
@@ -58,27 +58,7 @@ class ProjectAnalysisApi(APIView):
             raise NotFound("No such project.")
         params = validated(s.AnalysisQuerySerializer, request.query_params)
         try:
-            selection = selection_build(
-                project=project,
-                target=params["target"],
-                variant=params["variant"],
-                annotators=params["annotators"],
-                task_type=params["task_type"],
-                origin=params["origin"],
-                exclude_flagged=params["exclude_flagged"],
-                idle_threshold_s=params["idle_threshold"],
-                include_practice=params["include_practice"],
-            )
-            baseline = baseline_build(selection=selection, baseline=params["baseline"])
-            settings = settings_build(
-                selection=selection,
-                k=params["k"],
-                test_size=params["test_size"],
-                seed=params["seed"],
-                cv_repeats=params["cv_repeats"],
-                log_time=params["log_time"],
-                mixed_models=params["mixed_models"],
-            )
+            selection, settings, baseline = analysis_request_build(project=project, params=params)
         except (SelectionError, ValueError) as exc:
             raise ValidationError({"detail": str(exc)}) from None
         report = report_build(selection=selection, settings=settings, baseline=baseline)

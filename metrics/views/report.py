@@ -286,14 +286,21 @@ def _json_response(data, filename: str) -> HttpResponse:
     return response
 
 
+def _download_selection(
+    request: HttpRequest, project: Project, fmt: str
+) -> tuple[Selection, Settings, str | None] | HttpResponse:
+    """A number download's selection: an unknown format is 404, a bad query 400."""
+    if fmt not in NUMBER_FORMATS:
+        raise Http404(f"unknown format {fmt!r}")
+    return _selection_or_400(request, project)
+
+
 @login_required
 @require_GET
 @readers
 def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
-    if fmt not in NUMBER_FORMATS:
-        raise Http404(f"unknown format {fmt!r}")
-    chosen = _selection_or_400(request, project)
+    chosen = _download_selection(request, project, fmt)
     if isinstance(chosen, HttpResponse):
         return chosen
     selection, settings, baseline = chosen
@@ -310,9 +317,7 @@ def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse
 def report_documents(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
     """The per-document summary of the selection (no analysis needed), as CSV or JSON."""
     project = get_object_or_404(Project, pk=project_id)
-    if fmt not in NUMBER_FORMATS:
-        raise Http404(f"unknown format {fmt!r}")
-    chosen = _selection_or_400(request, project)
+    chosen = _download_selection(request, project, fmt)
     if isinstance(chosen, HttpResponse):
         return chosen
     selection = chosen[0]

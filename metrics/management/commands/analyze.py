@@ -29,12 +29,10 @@ from metrics.reports import (
     Report,
     Selection,
     SelectionError,
-    baseline_build,
+    analysis_request_build,
     documents_build,
     report_build,
-    selection_build,
     selection_data,
-    settings_build,
 )
 from metrics.selectors import TARGETS, VARIANTS
 
@@ -91,26 +89,8 @@ class Command(BaseCommand):
             known = ", ".join(Project.objects.order_by("name").values_list("name", flat=True)[:20]) or "none"
             raise CommandError(f"no project named {options['project']!r} (projects: {known})") from None
         try:
-            selection = selection_build(
-                project=project,
-                target=options["target"],
-                variant=options["variant"],
-                annotators=options["annotators"],
-                task_type=options["task_type"],
-                origin=options["origin"],
-                exclude_flagged=options["exclude_flagged"],
-                idle_threshold_s=options["idle_threshold"],
-                include_practice=options["include_practice"],
-            )
-            baseline = baseline_build(selection=selection, baseline=options["baseline"])
-            settings = settings_build(
-                selection=selection,
-                k=options["k"],
-                test_size=options["test_size"],
-                seed=options["seed"],
-                cv_repeats=options["cv_repeats"],
-                log_time=options["log_time"],
-                mixed_models=not options["no_mixed"],
+            selection, settings, baseline = analysis_request_build(
+                project=project, params={**options, "mixed_models": not options["no_mixed"]}
             )
         except (SelectionError, ValueError) as exc:
             raise CommandError(str(exc)) from None
