@@ -108,6 +108,15 @@ try:
     }
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL is malformed: {exc}") from None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, with a health check that skips its round trip on a quiet connection.
+    DATABASES["default"]["ENGINE"] = "editlab.postgresql"
+if DATABASES["default"]["ENGINE"] == "editlab.postgresql" and env_bool("DATABASE_PREPARED_STATEMENTS", True):
+    # Parameters bound by the server, and a statement run a second time on a connection is
+    # prepared: PostgreSQL skips parsing and planning it. About a quarter of its CPU per editor
+    # event batch (editlab/benchmarks/event_batch.py). Off behind a pooler in transaction mode
+    # (PgBouncer before 1.21), which cannot keep a connection's prepared statements.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Annotators write events concurrently; wait for the lock instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}

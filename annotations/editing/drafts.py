@@ -6,26 +6,29 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotations.editing.errors import DraftConflict, PostEditClosed, ensure_text
-from annotations.editing.locks import is_closed, locked_post_edit, visit_of
-from annotations.models import PostEdit, Visit
+from annotations.editing import event_store
+from annotations.editing.errors import DraftConflict, PostEditClosed, UnknownPage, ensure_text
+from annotations.models import PostEdit
 
 
 @transaction.atomic
 def post_edit_save_draft(
     *, post_edit: PostEdit, page_id: uuid.UUID | str, text: str, version: int, now: datetime | None = None
 ) -> int:
-    """Save the draft if `version` is the stored one; returns the new version."""
+    """Save the draft if `version` is the stored one; returns the new version.
+
+    Autosaves come every few seconds from every annotator, so this runs by plain statements
+    (annotations/editing/event_store.py): lock and read, mark the page load seen (which also says
+    whether it is one of this post-edit's), write.
+    """
     now = now or timezone.now()
     ensure_text(text, field="text")
-    post_edit = locked_post_edit(post_edit)
-    visit = visit_of(post_edit, page_id)
-    if is_closed(post_edit):
-        raise PostEditClosed(f"post-edit {post_edit.pk} is already {post_edit.assignment.get_status_display()}")
-    if version != post_edit.version:
-        raise DraftConflict(server_text=post_edit.draft_text, server_version=post_edit.version)
-    post_edit.draft_text = text
-    post_edit.version += 1
-    post_edit.save(update_fields=["draft_text", "version", "updated"])
-    Visit.objects.filter(pk=visit.pk).update(last_seen_at=now)
-    return post_edit.version
+    locked = event_store.lock_for_draft(post_edit.pk)
+    if event_store.advance_visit(post_edit, page_id, now, []) is None:  # rolled back if the save is refused
+        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
+    if locked.closed:
+        raise PostEditClosed(f"post-edit {post_edit.pk} is already {locked.status_display}")
+    if version != locked.version:
+        raise DraftConflict(server_text=locked.draft_text, server_version=locked.version)
+    event_store.store_draft(post_edit.pk, text=text, version=version + 1, now=now)
+    return version + 1

@@ -15,11 +15,13 @@ def process_db_template(tmp_path_factory) -> Path:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The deploy test brings its own PostgreSQL: it runs once, in the suite's PostgreSQL run (or
-    when `-m deploy` asks for it), not again in the SQLite run."""
-    if os.environ.get("DATABASE_URL", "").startswith("postgres") or "deploy" in (config.getoption("markexpr") or ""):
+    """Tests of PostgreSQL's own behaviour, and the deploy test (which brings its own PostgreSQL), run
+    in the suite's PostgreSQL run (or when `-m deploy` asks for the deploy test), not in the SQLite run."""
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
         return
-    deselected = [item for item in items if item.get_closest_marker("deploy")]
+    wanted = config.getoption("markexpr") or ""
+    markers = ("postgresql",) if "deploy" in wanted else ("postgresql", "deploy")
+    deselected = [item for item in items if any(item.get_closest_marker(name) for name in markers)]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not item.get_closest_marker("deploy")]
+        items[:] = [item for item in items if item not in deselected]

@@ -102,13 +102,13 @@ def test_a_submit_cut_by_the_database_is_a_503_and_changes_nothing(annotator, an
 
 def test_a_draft_cut_by_the_database_keeps_the_stored_version(annotator, annotator_client, monkeypatch):
     post_edit, visit = _opened(annotator)
-    save = PostEdit.save
+    store = event_store.store_draft
 
-    def save_then_drop(self, *args, **kwargs):
-        save(self, *args, **kwargs)  # the draft row's UPDATE, inside the transaction ...
+    def store_then_drop(*args, **kwargs):
+        store(*args, **kwargs)  # the draft row's UPDATE, inside the transaction ...
         _dropped_connection()  # ... then the connection goes
 
-    monkeypatch.setattr(PostEdit, "save", save_then_drop)
+    monkeypatch.setattr(event_store, "store_draft", store_then_drop)
     payload = {"page_id": str(visit.page_id), "text": "Half saved?", "version": 0}
 
     cut = post_json(annotator_client, url("draft", post_edit), payload)

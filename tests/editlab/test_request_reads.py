@@ -50,6 +50,35 @@ def test_the_user_read_by_hand_equals_the_orms(annotator, django_assert_num_quer
     assert user._state.db == "default" and not user._state.adding
 
 
+def test_the_users_roles_come_with_the_user_in_the_same_statement(
+    annotator, researcher, admin_user, django_assert_num_queries
+):
+    Group.objects.get(name=ANNOTATOR).user_set.add(researcher)  # two groups: two joined rows, one user
+    nobody = get_user_model().objects.create_user("nobody", password="x")  # no group: a NULL name
+    named = {"annotator": annotator, "researcher": researcher, "admin": admin_user, "nobody": nobody}
+    backend = LimitedModelBackend()
+    with django_assert_num_queries(4):  # one statement per user, none for the roles
+        users = {name: backend.get_user(user.pk) for name, user in named.items()}
+        roles = {name: (is_annotator(user), is_researcher(user), can_read_all(user)) for name, user in users.items()}
+    assert roles == {
+        "annotator": (True, False, False),
+        "researcher": (True, True, True),
+        "admin": (False, False, True),
+        "nobody": (False, False, False),
+    }
+    assert {name: user.pk for name, user in users.items()} == {name: user.pk for name, user in named.items()}
+
+
+def test_a_request_reads_its_session_and_its_user_with_roles_in_two_statements(
+    client, annotator, django_assert_num_queries
+):
+    client.force_login(annotator)
+    # The session; the user with its groups; the ownership check of a post-edit that does not exist.
+    with django_assert_num_queries(3):
+        response = client.post("/api/post-edits/999999/events/", {}, content_type="application/json")
+    assert response.status_code == 404, response.content
+
+
 @pytest.mark.parametrize("user_id", ["999999", "not a number", "", None, str(2**70), "-3"])
 def test_no_user_for_an_id_that_names_none(annotator, user_id):
     assert LimitedModelBackend().get_user(user_id) is None

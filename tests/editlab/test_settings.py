@@ -128,7 +128,8 @@ def test_the_documented_env_example_is_a_working_production_configuration(tmp_pa
     assert warnings == ["?"] and "security.W004" in result.stderr, result.stderr
     seen = _settings_of({"EDITLAB_ENV_FILE": str(env_file)}, "DEBUG", "DATABASES", "TASKS_BACKEND", "STORAGES")
     assert seen["DEBUG"] is False
-    assert seen["DATABASES"]["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert seen["DATABASES"]["default"]["ENGINE"] == "editlab.postgresql"
+    assert seen["DATABASES"]["default"]["OPTIONS"] == {"server_side_binding": True, "prepare_threshold": 2}
     assert seen["TASKS_BACKEND"] == "database"
     assert seen["STORAGES"]["staticfiles"]["BACKEND"] == "editlab.storage.StaticFilesStorage"
 
@@ -399,3 +400,15 @@ def test_anonymous_visitors_get_neither_the_api_schema_nor_its_docs(client, db):
 def test_logged_in_users_read_the_api_schema_and_docs(annotator_client):
     assert annotator_client.get("/api/schema/?format=json").json()["info"]["title"] == "editlab API"
     assert annotator_client.get("/api/docs/").status_code == 200
+
+
+def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler():
+    environment = {**PRODUCTION, "DATABASE_URL": "postgres://editlab@db.example:5432/editlab"}
+    on = _settings_of(environment, "DATABASES")["DATABASES"]["default"]
+    off = _settings_of({**environment, "DATABASE_PREPARED_STATEMENTS": "0"}, "DATABASES")["DATABASES"]["default"]
+    assert on["ENGINE"] == off["ENGINE"] == "editlab.postgresql"
+    assert on["OPTIONS"] == {"server_side_binding": True, "prepare_threshold": 2}
+    assert "server_side_binding" not in off.get("OPTIONS", {})
+    result = _check({**environment, "DATABASE_PREPARED_STATEMENTS": "sometimes"})
+    assert result.returncode != 0
+    assert "DATABASE_PREPARED_STATEMENTS='sometimes' is not a boolean" in result.stderr
