@@ -15,6 +15,10 @@ from psycopg import pq
 
 
 class DatabaseWrapper(PostgresDatabaseWrapper):
+    # Set by Django's BaseDatabaseWrapper (missing from or untyped in django-stubs).
+    health_check_enabled: bool
+    health_check_done: bool
+
     def close_if_health_check_failed(self) -> None:
         if self.connection is not None and self.health_check_enabled and not self.health_check_done:
             if self._idle_and_quiet():
