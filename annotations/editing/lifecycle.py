@@ -35,7 +35,11 @@ FLAG_CONDITION_OUTPUT_MISSING = "condition_output_missing"
 def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None) -> tuple[PostEdit, Visit]:
     """Show an item to its annotator: one PostEdit (created once), one new Visit for this page load."""
     now = now or timezone.now()
-    assignment = Assignment.objects.select_for_update().select_related("item").get(pk=assignment.pk)
+    # The item and project come along for the editor page (without them: a query each); only the
+    # assignment row is locked (locking the project's row would queue every annotator's page load).
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("item__project").get(pk=assignment.pk)
+    )
     if assignment.annotator_id != user.pk:
         raise Http404("No such assignment.")
     if not assignment.is_open:
@@ -125,7 +129,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
             "draft": reverse("api-post-edit-draft", args=[post_edit.pk]),
             "submit": reverse("api-post-edit-submit", args=[post_edit.pk]),
             "skip": reverse("api-post-edit-skip", args=[post_edit.pk]),
-            "next": next_url_for(assignment.annotator, after=assignment),
+            "next": next_url_for(assignment.annotator_id, after=assignment),
         },
         "csrf_token": csrf_token,
         "highlights": shown_highlights(post_edit),
@@ -264,4 +268,4 @@ def post_edit_skip(*, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str
         assignment.finished = now
         assignment.save(update_fields=["status", "skip_reason", "finished"])
         Visit.objects.filter(pk=visit.pk).update(last_seen_at=now, ended_at=visit.ended_at or now)
-    return next_url_for(assignment.annotator, after=assignment)
+    return next_url_for(assignment.annotator_id, after=assignment)

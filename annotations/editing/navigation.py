@@ -22,7 +22,10 @@ def diff_url(assignment_id: int) -> str:
 
 
 def next_url_for(user, *, after: Assignment | None = None) -> str:
-    """The next open item's editor (in queue order), or where to go when none is left (finished_url)."""
+    """The next open item's editor (in queue order), or where to go when none is left (finished_url).
+
+    `user` is the annotator or their id (an assignment's annotator_id: loading the user for its id
+    would cost a query on every submit and editor page)."""
     open_assignments = Assignment.objects.open_for(user)
     if after is not None:
         open_assignments = open_assignments.exclude(pk=after.pk)
@@ -42,4 +45,4 @@ def finished_url(user) -> str:
 
 def navigation_after(assignment: Assignment) -> Navigation:
     """Where to go once `assignment` is finished: its next open sibling, and its own diff."""
-    return Navigation(next_url=next_url_for(assignment.annotator, after=assignment), diff_url=diff_url(assignment.pk))
+    return Navigation(next_url=next_url_for(assignment.annotator_id, after=assignment), diff_url=diff_url(assignment.pk))
