@@ -45,4 +45,6 @@ def finished_url(user) -> str:
 
 def navigation_after(assignment: Assignment) -> Navigation:
     """Where to go once `assignment` is finished: its next open sibling, and its own diff."""
-    return Navigation(next_url=next_url_for(assignment.annotator_id, after=assignment), diff_url=diff_url(assignment.pk))
+    return Navigation(
+        next_url=next_url_for(assignment.annotator_id, after=assignment), diff_url=diff_url(assignment.pk)
+    )
