@@ -283,7 +283,7 @@ _JSON_COLUMNS = (
 
 
 @functools.cache
-def _json_insert_sql() -> str:
+def _json_insert_sql(*, skip_taken: bool = False) -> str:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS)
     values = ", ".join(
@@ -297,8 +297,15 @@ def _json_insert_sql() -> str:
     record = ", ".join(f"{quote(name)} {kind}" for name, kind in _JSON_COLUMNS)
     return (
         f"INSERT INTO {quote(EditEvent._meta.db_table)} ({columns}) SELECT {values} "
-        f"FROM json_to_recordset(%s) AS r({record})"
+        f"FROM json_to_recordset(%s) AS r({record})" + (_skip_taken() if skip_taken else "")
     )
+
+
+def _skip_taken() -> str:
+    """The INSERT's tail that leaves out the events whose seq is taken (the unique (post_edit, seq)
+    constraint) and returns the seqs inserted."""
+    quote = connection.ops.quote_name
+    return f" ON CONFLICT ({quote('post_edit_id')}, {quote('seq')}) DO NOTHING RETURNING {quote('seq')}"
 
 
 def _insert_from_json(post_edit: PostEdit, visit_id: int, events: list[LogEvent], received_at) -> None:
@@ -309,6 +316,11 @@ def _insert_from_json(post_edit: PostEdit, visit_id: int, events: list[LogEvent]
     20-event batch. Here the statement is always the same four parameters, and json.dumps (C) writes
     the values; PostgreSQL reads them back exactly (floats as repr, text as UTF-8).
     """
+    with connection.cursor() as cursor:
+        cursor.execute(_json_insert_sql(), [post_edit.pk, visit_id, received_at, _json_rows(events)])
+
+
+def _json_rows(events: list[LogEvent]) -> str:
     rows = [
         {
             "seq": event.seq,
@@ -327,9 +339,7 @@ def _insert_from_json(post_edit: PostEdit, visit_id: int, events: list[LogEvent]
         }
         for event in events
     ]
-    payload = json.dumps(rows, ensure_ascii=False, allow_nan=False)
-    with connection.cursor() as cursor:
-        cursor.execute(_json_insert_sql(), [post_edit.pk, visit_id, received_at, payload])
+    return json.dumps(rows, ensure_ascii=False, allow_nan=False)
 
 
 def insert_events(post_edit: PostEdit, visit_id: int, events: list[LogEvent], now: datetime) -> None:
@@ -346,19 +356,69 @@ def insert_events(post_edit: PostEdit, visit_id: int, events: list[LogEvent], no
     if connection.vendor == "postgresql":
         _insert_from_json(post_edit, visit_id, events, received_at)
         return
+    _insert_rows(post_edit, visit_id, events, received_at)
+
+
+def _insert_rows(
+    post_edit: PostEdit, visit_id: int, events: list[LogEvent], received_at, *, skip_taken: bool = False
+) -> set[int]:
+    """One multi-row INSERT ... VALUES per parameter limit's worth of events (SQLite's path);
+    with skip_taken, leave out the events whose seq is taken and return the seqs inserted."""
+    meta = EditEvent._meta
     quote = connection.ops.quote_name
     extra_field = meta.get_field("extra")
     rows = [event_row(post_edit.pk, visit_id, event, received_at, extra_field) for event in events]
     head = "INSERT INTO {} ({}) VALUES ".format(
         quote(meta.db_table), ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS)
     )
+    tail = _skip_taken() if skip_taken else ""
     placeholders = "({})".format(", ".join(["%s"] * len(EVENT_INSERT_COLUMNS)))
     fields = [meta.get_field(name.removesuffix("_id")) for name in EVENT_INSERT_COLUMNS]
     size = max(1, connection.ops.bulk_batch_size(fields, rows))  # SQLite caps the parameters
+    inserted: set[int] = set()
     with connection.cursor() as cursor:
         for start in range(0, len(rows), size):
             chunk = rows[start : start + size]
-            cursor.execute(head + ", ".join([placeholders] * len(chunk)), [value for row in chunk for value in row])
+            cursor.execute(
+                head + ", ".join([placeholders] * len(chunk)) + tail, [value for row in chunk for value in row]
+            )
+            if skip_taken:
+                inserted.update(value for (value,) in cursor.fetchall())
+    return inserted
+
+
+def insert_following_events(
+    post_edit: PostEdit, visit_id: int, events: list[LogEvent], now: datetime
+) -> tuple[int, set[int]]:
+    """The common batch's insert: one that follows its page load's stored events, so that a seq
+    already stored can only be another page load's. INSERTs the events whose seq is free and
+    returns the post-edit's top seq before them (-1: none) and the seqs inserted; the caller refuses
+    the batch (and so rolls the insert back) when some were taken.
+
+    PostgreSQL: one statement (the top seq is read in a CTE, which sees the table as it was before
+    the INSERT), instead of reading the batch's seqs first and inserting after: one round trip
+    less per batch. SQLite: the top seq, then the INSERT.
+    """
+    quote = connection.ops.quote_name
+    table, seq, post_edit_column = (quote(name) for name in (EditEvent._meta.db_table, "seq", "post_edit_id"))
+    top = f"SELECT {seq} FROM {table} WHERE {post_edit_column} = %s ORDER BY {seq} DESC LIMIT 1"
+    received_at = EditEvent._meta.get_field("received_at").get_db_prep_save(now, connection)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and events:
+            cursor.execute(
+                f"WITH top_row AS ({top}), inserted AS ({_json_insert_sql(skip_taken=True)}) "
+                f"SELECT 0, {seq} FROM top_row UNION ALL SELECT 1, {seq} FROM inserted",
+                [post_edit.pk, post_edit.pk, visit_id, received_at, _json_rows(events)],
+            )
+            rows = cursor.fetchall()
+            tops = [value for part, value in rows if part == 0]
+            return (tops[0] if tops else -1), {value for part, value in rows if part == 1}
+        cursor.execute(top, [post_edit.pk])
+        found = cursor.fetchone()
+    previous_max = -1 if found is None else found[0]
+    if not events:
+        return previous_max, set()
+    return previous_max, _insert_rows(post_edit, visit_id, events, received_at, skip_taken=True)
 
 
 def stored_seqs_and_top(post_edit_id: int, seqs: list[int]) -> dict[int, int | None]:

@@ -5,6 +5,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
+from typing import NoReturn
 
 from django.db import transaction
 from django.utils import timezone
@@ -98,6 +99,47 @@ def _place_late_batch(
     Visit.objects.filter(pk=visit_id).update(**update)
 
 
+def _refuse_taken_seq(seq: int, previous_max: int) -> NoReturn:
+    raise SeqConflict(
+        f"seq {seq} is already taken by another page load of this post-edit (another tab?); "
+        f"renumber the pending events from {previous_max + 1} and send them again",
+        next_seq=previous_max + 1,
+    )
+
+
+def _store_checked(
+    post_edit: PostEdit,
+    page_id: uuid.UUID | str,
+    visit_id: int | None,
+    locked: event_store.EventsLock,
+    events: list[LogEvent],
+    in_order: list[LogEvent],
+    now: datetime,
+) -> tuple[list[LogEvent], int]:
+    """The batch that does not simply follow its page load (a retry, a late beacon, a gap filled) or
+    comes to a closed post-edit: look at what is stored first. Returns the events stored and the
+    post-edit's top seq before them."""
+    late: tuple[int, int | None, float | None] | None = None
+    if visit_id is None:
+        late = event_store.visit_position(post_edit, page_id)
+        visit_id = late[0]
+    seqs = [event.seq for event in events]
+    found = event_store.stored_seqs_and_top(post_edit.pk, seqs)
+    previous_max = max(found, default=-1)
+    requested = set(seqs)
+    stored_pages = {seq: stored_visit for seq, stored_visit in found.items() if seq in requested}
+    foreign = sorted(seq for seq, stored_visit in stored_pages.items() if stored_visit != visit_id)
+    if foreign:
+        _refuse_taken_seq(foreign[0], previous_max)
+    fresh = [event for event in in_order if event.seq not in stored_pages]
+    if fresh and locked.closed:
+        raise PostEditClosed(f"post-edit {post_edit.pk} is already {locked.status_display}; it accepts no new events")
+    if late is not None:
+        _place_late_batch(post_edit, late, events, fresh, now)
+    event_store.insert_events(post_edit, visit_id, fresh, now)
+    return fresh, previous_max
+
+
 @transaction.atomic
 def post_edit_ingest_events(
     *, post_edit: PostEdit, page_id: uuid.UUID | str, events: list[LogEvent], now: datetime | None = None
@@ -112,28 +154,16 @@ def post_edit_ingest_events(
     locked = event_store.lock_for_events(post_edit.pk)
     in_order = sorted(events, key=lambda event: event.seq)
     visit_id = event_store.advance_visit(post_edit, page_id, now, in_order)  # rolled back if the batch is refused
-    late: tuple[int, int | None, float | None] | None = None
-    if visit_id is None:
-        late = event_store.visit_position(post_edit, page_id)
-        visit_id = late[0]
     seqs = [event.seq for event in events]
-    found = event_store.stored_seqs_and_top(post_edit.pk, seqs)
-    previous_max = max(found, default=-1)
-    requested = set(seqs)
-    stored_pages = {seq: stored_visit for seq, stored_visit in found.items() if seq in requested}
-    foreign = sorted(seq for seq, stored_visit in stored_pages.items() if stored_visit != visit_id)
-    if foreign:
-        raise SeqConflict(
-            f"seq {foreign[0]} is already taken by another page load of this post-edit (another tab?); "
-            f"renumber the pending events from {previous_max + 1} and send them again",
-            next_seq=previous_max + 1,
-        )
-    fresh = [event for event in in_order if event.seq not in stored_pages]
-    if fresh and locked.closed:
-        raise PostEditClosed(f"post-edit {post_edit.pk} is already {locked.status_display}; it accepts no new events")
-    if late is not None:
-        _place_late_batch(post_edit, late, events, fresh, now)
-    event_store.insert_events(post_edit, visit_id, fresh, now)
+    if visit_id is not None and not locked.closed:
+        # The batch follows its page load's stored events, so none of its seqs can be that page
+        # load's already: one statement inserts them, and a seq it finds taken is another tab's.
+        previous_max, inserted = event_store.insert_following_events(post_edit, visit_id, in_order, now)
+        if len(inserted) < len(in_order):
+            _refuse_taken_seq(min(set(seqs) - inserted), previous_max)
+        fresh = in_order
+    else:
+        fresh, previous_max = _store_checked(post_edit, page_id, visit_id, locked, events, in_order, now)
     gaps = merge_gaps(locked.event_gaps, previous_max=previous_max, new_seqs=[event.seq for event in fresh])
     if gaps != locked.event_gaps:
         PostEdit.objects.filter(pk=post_edit.pk).update(event_gaps=gaps, updated=timezone.now())

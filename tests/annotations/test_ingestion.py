@@ -224,6 +224,18 @@ def test_a_seq_taken_by_another_tab_is_a_conflict_with_the_next_free_seq(annotat
     assert renumbered.json() == {"stored": 3, "duplicates": 0, "gaps": [], "max_seq": 7}
 
 
+def test_a_batch_only_partly_taken_by_another_tab_stores_none_of_its_events(annotator, annotator_client):
+    post_edit, tab_one = open_item(annotator)
+    _, tab_two = post_edit_open(assignment=post_edit.assignment, user=annotator)
+    send(annotator_client, post_edit, tab_one, edit_log()[:5])  # seqs 0-4
+    response = send(annotator_client, post_edit, tab_two, edit_log(start_seq=3)[:5])  # seqs 3-7: 5-7 are free
+    assert response.status_code == 409
+    assert response.json()["detail"].startswith("seq 3 is already taken by another page load of this post-edit")
+    assert response.json()["next_seq"] == 5
+    assert EditEvent.objects.filter(visit=tab_two).count() == 0  # the free ones were not kept either
+    assert sorted(EditEvent.objects.filter(post_edit=post_edit).values_list("seq", flat=True)) == [0, 1, 2, 3, 4]
+
+
 def test_events_for_a_submitted_post_edit_are_refused_but_retries_are_acknowledged(annotator, annotator_client):
     post_edit, visit = open_item(annotator)
     events = edit_log()

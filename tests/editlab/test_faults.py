@@ -54,13 +54,13 @@ def test_a_batch_cut_by_the_database_is_a_503_stores_nothing_and_its_retry_store
     post_edit, visit = _opened(annotator)
     log = edit_log()
     assert send(annotator_client, post_edit, visit, log[:4]).status_code == 200
-    insert = event_store.insert_events
+    insert = event_store.insert_following_events  # the insert of a batch that follows the stored ones
 
     def insert_then_drop(*args, **kwargs):
         insert(*args, **kwargs)  # the rows are written inside the transaction ...
         _dropped_connection()  # ... then the connection goes
 
-    monkeypatch.setattr(event_store, "insert_events", insert_then_drop)
+    monkeypatch.setattr(event_store, "insert_following_events", insert_then_drop)
     cut = send(annotator_client, post_edit, visit, log[4:])
 
     assert cut.status_code == 503
@@ -69,7 +69,7 @@ def test_a_batch_cut_by_the_database_is_a_503_stores_nothing_and_its_retry_store
     assert list(EditEvent.objects.filter(post_edit=post_edit).values_list("seq", flat=True)) == [0, 1, 2, 3]
     assert PostEdit.objects.get(pk=post_edit.pk).event_gaps == []
 
-    monkeypatch.setattr(event_store, "insert_events", insert)
+    monkeypatch.setattr(event_store, "insert_following_events", insert)
     retry = send(annotator_client, post_edit, visit, log[4:])
     assert retry.status_code == 200 and retry.json()["stored"] == 7
     # The answer to the retry is lost too: the logger sends the batch a third time.

@@ -1,6 +1,6 @@
 """The load benchmark: many annotators at once against PostgreSQL + gunicorn.
 
-    python -m editlab.benchmarks.load [--annotators 200] [--duration 120] [--workers 4]
+    python -m editlab.benchmarks.load [--annotators 200] [--duration 120] [--workers 8]
                                       [--worker-class sync|gthread] [--threads 1]
                                       [--batch-interval 2] [--submit-interval 60] [--draft-every 5]
                                       [--resend 0.02] [--login-concurrency 4] [--seed 1]

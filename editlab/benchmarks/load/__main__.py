@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=load_doc.splitlines()[0])
     parser.add_argument("--annotators", type=int, default=200)
     parser.add_argument("--duration", type=float, default=120.0, help="seconds of load after every login")
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--worker-class", choices=("sync", "gthread"), default="sync")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker (gthread)")
     parser.add_argument("--batch-interval", type=float, default=2.0)
