@@ -75,21 +75,49 @@ def lock_for_events(post_edit_id: int) -> EventsLock:
     """Lock the post-edit row (PostgreSQL: FOR UPDATE OF it, as locks.py's order wants) and read its
     recorded gaps and its assignment's status, in one plain statement (the ORM's select_for_update
     with a join cost ~0.8 ms of CPU per batch)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_lock_for_events_sql(), [post_edit_id])
+        row = cursor.fetchone()
+    return _events_lock(post_edit_id, row)
+
+
+def _lock_for_events_sql() -> str:
     post_edits, assignments = _tables()
     quote = connection.ops.quote_name
     lock = f" FOR UPDATE OF {post_edits}" if connection.features.has_select_for_update_of else ""
-    sql = (
+    return (
         f"SELECT {post_edits}.{quote('event_gaps')}, {assignments}.{quote('status')} FROM {post_edits} "
         f"INNER JOIN {assignments} ON {assignments}.{quote('id')} = {post_edits}.{quote('assignment_id')} "
         f"WHERE {post_edits}.{quote('id')} = %s{lock}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [post_edit_id])
-        row = cursor.fetchone()
+
+
+def _events_lock(post_edit_id: int, row: tuple | None) -> EventsLock:
     if row is None:
         raise PostEdit.DoesNotExist(f"post-edit {post_edit_id} does not exist")
-    gaps, status = row
+    gaps, status = row[:2]
     return EventsLock(post_edit_id, json.loads(gaps) if isinstance(gaps, str | bytes) else gaps, status)
+
+
+def lock_and_advance_visit(
+    post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, events: list[LogEvent]
+) -> tuple[EventsLock, int | None]:
+    """lock_for_events, then advance_visit, as one statement on PostgreSQL: one round trip less
+    per batch. The lock is a CTE that the visit's UPDATE waits for (its EXISTS), so the post-edit
+    is locked before the page load, in locks.py's order; a CTE that locks is run once, whoever
+    reads it. SQLite (no UPDATE in a CTE; its transaction holds the whole database): the two."""
+    if connection.vendor != "postgresql":
+        return lock_for_events(post_edit.pk), advance_visit(post_edit, page_id, now, events)
+    update, params = _advance_visit_sql(post_edit, page_id, now, events, also=" AND EXISTS (SELECT 1 FROM locked)")
+    visit_id = connection.ops.quote_name("id")
+    sql = (
+        f"WITH locked AS ({_lock_for_events_sql()}), seen AS ({update}) "
+        f"SELECT locked.*, (SELECT {visit_id} FROM seen) FROM locked"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [post_edit.pk, *params])
+        row = cursor.fetchone()
+    return _events_lock(post_edit.pk, row), (None if row is None else row[2])
 
 
 @dataclass(frozen=True)
@@ -155,6 +183,17 @@ def advance_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, 
     event the page load's last; returns the visit id. None when the batch does not lie after them
     (a re-sent or late batch, or a time that runs backwards: the caller looks closer) or the page
     is unknown. The ORM's get + update were two round trips and ~0.9 ms of CPU per batch."""
+    sql, params = _advance_visit_sql(post_edit, page_id, now, events)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def _advance_visit_sql(
+    post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, events: list[LogEvent], *, also: str = ""
+) -> tuple[str, list]:
+    """advance_visit's UPDATE and its parameters; `also` is one more condition (SQL without parameters)."""
     meta = Visit._meta
     quote = connection.ops.quote_name
     table, seen, post_edit_id, page, last_seq, last_t, pk = (
@@ -170,11 +209,11 @@ def advance_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, 
         params += [last.seq, last.t_ms]
         condition = f" AND ({last_seq} IS NULL OR ({last_seq} < %s AND {last_t} <= %s))"
         where += [first.seq, first.t_ms]
-    sql = f"UPDATE {table} SET {seen} = %s{advance} WHERE {post_edit_id} = %s AND {page} = %s{condition} RETURNING {pk}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params + where)
-        row = cursor.fetchone()
-    return None if row is None else row[0]
+    sql = (
+        f"UPDATE {table} SET {seen} = %s{advance} WHERE {post_edit_id} = %s AND {page} = %s{condition}{also} "
+        f"RETURNING {pk}"
+    )
+    return sql, params + where
 
 
 def visit_position(post_edit: PostEdit, page_id: uuid.UUID | str) -> tuple[int, int | None, float | None]:

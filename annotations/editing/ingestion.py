@@ -151,9 +151,9 @@ def post_edit_ingest_events(
     is checked and moved there by the same UPDATE that marks the page load seen.
     """
     now = now or timezone.now()
-    locked = event_store.lock_for_events(post_edit.pk)
     in_order = sorted(events, key=lambda event: event.seq)
-    visit_id = event_store.advance_visit(post_edit, page_id, now, in_order)  # rolled back if the batch is refused
+    # The page load marked seen (and advanced) is rolled back if the batch is refused.
+    locked, visit_id = event_store.lock_and_advance_visit(post_edit, page_id, now, in_order)
     seqs = [event.seq for event in events]
     if visit_id is not None and not locked.closed:
         # The batch follows its page load's stored events, so none of its seqs can be that page

@@ -7,7 +7,8 @@ Calls the WSGI application in this process with POST /api/post-edits/<id>/events
 events of a consistent typing session (editlab.benchmarks.load.session, as the browser's logger sends
 them): every middleware, the session and user, DRF's authentication, permission and parsing, the
 events service and its statements, with DEBUG off. Measures the CPU time of this process per request
-(time.process_time; PostgreSQL's own CPU is another process and not counted), median over --batches
+(time.process_time; PostgreSQL's own CPU is another process, reported beside it when the server runs
+on this machine: its backend's /proc figures), median over --batches
 requests after 50 unmeasured ones. CPU time is less sensitive than latency to other work on the
 machine, not insensitive: the report gives the load average. --breakdown also times the main steps
 (inclusive, each wrapped; the wrapping adds a little). Use an empty PostgreSQL database (migrated
@@ -162,16 +163,44 @@ def measure(*, batches: int, events: int, breakdown: bool) -> dict:
     timer = StepTimer()
     if breakdown:
         timer.install()
+    backend = _backend_cpu_reader()
+    backend_before = backend()
     cpu_ms = []
     for body in bodies[WARM_UP:]:
         started = time.process_time()
         post(body)
         cpu_ms.append(1000 * (time.process_time() - started))
+    backend_after = backend()
     return {
         "vendor": connection.vendor,
         "cpu_ms": sorted(cpu_ms),
         "steps": {label: 1000 * seconds / batches for label, seconds in timer.seconds.items()},
+        "backend_ms": None
+        if backend_before is None or backend_after is None
+        else 1000 * (backend_after - backend_before) / batches,
     }
+
+
+def _backend_cpu_reader() -> Callable[[], float | None]:
+    """CPU seconds (user + system) of the PostgreSQL backend serving this process's connection, read
+    from /proc: only when the server runs on this machine (None otherwise, and on SQLite)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return lambda: None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        stat = Path(f"/proc/{cursor.fetchone()[0]}/stat")
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float | None:
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+    return read
 
 
 def report(result: dict, *, batches: int, events: int) -> str:
@@ -187,6 +216,12 @@ def report(result: dict, *, batches: int, events: int) -> str:
         f"| ms | {statistics.median(cpu):.2f} | {statistics.fmean(cpu):.2f} | {cpu[len(cpu) // 10]:.2f} "
         f"| {cpu[9 * len(cpu) // 10]:.2f} |",
     ]
+    if result["backend_ms"] is not None:
+        lines += [
+            "",
+            f"PostgreSQL's CPU for the same batches (its backend process, /proc, 10 ms ticks): "
+            f"{result['backend_ms']:.2f} ms per batch (mean).",
+        ]
     if result["steps"]:
         lines += ["", "| step (inclusive, mean per batch) | ms |", "|---|---:|"]
         lines += [f"| {label} | {ms:.2f} |" for label, ms in result["steps"].items()]
