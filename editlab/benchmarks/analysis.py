@@ -21,13 +21,12 @@ import argparse
 import os
 import platform
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, write_section
+from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, timed, write_section
 from metrics.analysis import SIMILARITY, Analysis, Settings, analyze, analyze_targets
 
 METRICS = [f"metric_{i}" for i in range(10)]
@@ -69,14 +68,6 @@ def synthetic_frame(rows: int, seed: int = 0) -> pd.DataFrame:
     return frame
 
 
-def _timed(call) -> tuple[object, float, float]:
-    """(result, wall seconds, CPU seconds of this process): CPU time barely depends on the
-    other load of a shared machine, wall time does."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = call()
-    return result, time.perf_counter() - wall, time.process_time() - cpu
-
-
 # --- 1. synthetic --------------------------------------------------------------------------------------------------
 
 
@@ -90,14 +81,14 @@ def synthetic(rows: int, repeats: int) -> dict:
         # What the report page, the analyze command and the API do: one target per call.
         one_by_one = {}
         for target in TARGETS:
-            result, wall, cpu = _timed(
+            wall, cpu, result = timed(
                 lambda t=target, s=settings: analyze(
                     frame, metrics=METRICS, target=t, directions=directions, settings=s
                 )
             )
             one_by_one[target] = (wall, cpu, result)
         # Both targets in one call: the KNN neighbours are searched once per metric.
-        _, wall, cpu = _timed(
+        wall, cpu, _ = timed(
             lambda s=settings: analyze_targets(
                 frame, metrics=METRICS, targets=TARGETS, directions=directions, settings=s
             )
@@ -167,7 +158,7 @@ def iwslt(workers: int | None) -> dict:
     reports = {}
     for target in ("keystrokes", "wall_time"):
         selection = selection_build(project=project, target=target)
-        reports[target], wall, cpu = _timed(lambda s=selection: report_build(selection=s))
+        wall, cpu, reports[target] = timed(lambda s=selection: report_build(selection=s))
         timings[target] = (wall, cpu)
     return {"project": project, "timings": timings, "reports": reports, "load": load, "load_after": os.getloadavg()[0]}
 

@@ -11,23 +11,9 @@ wall/CPU time of applying it (POST design-assign, every assignment written).
 """
 
 import argparse
-import statistics
-import tempfile
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TypeVar
 from urllib.parse import urlencode
 
-from editlab.benchmarks.support import setup_django
-
-T = TypeVar("T")
-
-
-def _timed(fn: Callable[[], T]) -> tuple[float, float, T]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return time.perf_counter() - wall, time.process_time() - cpu, result
+from editlab.benchmarks.support import print_run, timed, timing_line
 
 
 def run(*, annotators: int, documents: int, segments: int, conditions: int, repeat: int) -> list[str]:
@@ -71,7 +57,7 @@ def run(*, annotators: int, documents: int, segments: int, conditions: int, repe
     def many(url: str) -> list[tuple[float, float]]:
         rows = []
         for _ in range(repeat):
-            wall, cpu, response = _timed(lambda: client.get(url))
+            wall, cpu, response = timed(lambda: client.get(url))
             assert response.status_code == 200, response.status_code
             rows.append((wall, cpu))
         return rows
@@ -79,26 +65,18 @@ def run(*, annotators: int, documents: int, segments: int, conditions: int, repe
     pages, plans = many(page), many(api)
     digest = client.get(api).json()["plan_digest"]
     body = {"annotators": [p.username for p in people], "conditions": names, "plan_digest": digest}
-    wall, cpu, response = _timed(
+    wall, cpu, response = timed(
         lambda: client.post(reverse("api-design-assign", args=[project.pk]), body, content_type="application/json")
     )
     assert response.status_code == 201, response.content[:300]
     created = response.json()["created"]
     assert created == Assignment.objects.count() == annotators * documents * segments
 
-    def line(label: str, rows: list[tuple[float, float]]) -> str:
-        walls = [w * 1000 for w, _ in rows]
-        cpus = [c * 1000 for _, c in rows]
-        return (
-            f"{label}: median {statistics.median(walls):.0f} ms, best {min(walls):.0f} ms, "
-            f"median CPU {statistics.median(cpus):.0f} ms"
-        )
-
     size = f"{annotators} annotators x {documents} documents x {segments} segments x {conditions} conditions"
     return [
         size,
-        line("plan page (GET, full page)", pages),
-        line("plan API (GET design-plan)", plans),
+        timing_line("plan page (GET, full page)", pages),
+        timing_line("plan API (GET design-plan)", plans),
         f"apply (POST design-assign, {created:,} assignments): {wall * 1000:.0f} ms, CPU {cpu * 1000:.0f} ms",
     ]
 
@@ -112,18 +90,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: temporary SQLite)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        vendor = setup_django(args.database_url, Path(folder))
-        lines = run(
-            annotators=args.annotators,
-            documents=args.documents,
-            segments=args.segments,
-            conditions=args.conditions,
-            repeat=args.repeat,
-        )
-    print(f"database: {vendor}")
-    for text in lines:
-        print(text)
+    print_run(
+        args.database_url,
+        run,
+        annotators=args.annotators,
+        documents=args.documents,
+        segments=args.segments,
+        conditions=args.conditions,
+        repeat=args.repeat,
+    )
 
 
 if __name__ == "__main__":

@@ -12,23 +12,9 @@ nothing.
 """
 
 import argparse
-import statistics
-import tempfile
-import time
-from collections.abc import Callable
 from functools import partial
-from pathlib import Path
-from typing import TypeVar
 
-from editlab.benchmarks.support import setup_django
-
-T = TypeVar("T")
-
-
-def _timed(fn: Callable[[], T]) -> tuple[float, float, T]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = fn()
-    return time.perf_counter() - wall, time.process_time() - cpu, result
+from editlab.benchmarks.support import print_run, timed, timing_line
 
 
 def run(*, documents: int, segments: int, conditions: int, participants: int) -> list[str]:
@@ -66,26 +52,18 @@ def run(*, documents: int, segments: int, conditions: int, participants: int) ->
     for n in range(participants):
         client = Client(REMOTE_ADDR=f"10.{n // 250}.{n % 250}.1")
         query = f"?PROLIFIC_PID=bench{n}&STUDY_ID=s&SESSION_ID=x{n}"
-        wall, cpu, response = _timed(partial(client.get, path + query))
+        wall, cpu, response = timed(partial(client.get, path + query))
         assert response.status_code == 200, response.status_code
         pages.append((wall, cpu))
-        wall, cpu, response = _timed(partial(client.post, path + query))
+        wall, cpu, response = timed(partial(client.post, path + query))
         assert response.status_code == 302, response.status_code
         starts.append((wall, cpu))
     queue = documents * segments + 1
     assert Assignment.objects.count() == participants * queue
 
-    def line(label: str, rows: list[tuple[float, float]]) -> str:
-        walls = [w * 1000 for w, _ in rows]
-        cpus = [c * 1000 for _, c in rows]
-        return (
-            f"{label}: median {statistics.median(walls):.0f} ms, best {min(walls):.0f} ms, "
-            f"median CPU {statistics.median(cpus):.0f} ms"
-        )
-
     return [
-        line(f"Start ({queue} assignments each, {participants} participants)", starts),
-        line("welcome page (GET)", pages),
+        timing_line(f"Start ({queue} assignments each, {participants} participants)", starts),
+        timing_line("welcome page (GET)", pages),
     ]
 
 
@@ -97,17 +75,14 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=30)
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: temporary SQLite)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        vendor = setup_django(args.database_url, Path(folder))
-        lines = run(
-            documents=args.documents,
-            segments=args.segments,
-            conditions=args.conditions,
-            participants=args.participants,
-        )
-    print(f"database: {vendor}")
-    for text in lines:
-        print(text)
+    print_run(
+        args.database_url,
+        run,
+        documents=args.documents,
+        segments=args.segments,
+        conditions=args.conditions,
+        participants=args.participants,
+    )
 
 
 if __name__ == "__main__":

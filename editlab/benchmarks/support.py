@@ -10,10 +10,16 @@ import os
 import re
 import secrets
 import socket
+import statistics
 import subprocess
+import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 IWSLT2019 = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt2019"
 
@@ -94,6 +100,33 @@ def setup_django(database_url: str | None, folder: Path) -> str:
 
     call_command("migrate", verbosity=0)
     return connection.vendor
+
+
+def timed(fn: Callable[[], T]) -> tuple[float, float, T]:
+    """(wall seconds, CPU seconds of this process, result) of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def timing_line(label: str, rows: list[tuple[float, float]]) -> str:
+    """One report line for repeated (wall, CPU) timings in seconds."""
+    walls = [wall * 1000 for wall, _ in rows]
+    cpus = [cpu * 1000 for _, cpu in rows]
+    return (
+        f"{label}: median {statistics.median(walls):.0f} ms, best {min(walls):.0f} ms, "
+        f"median CPU {statistics.median(cpus):.0f} ms"
+    )
+
+
+def print_run(database_url: str | None, run: Callable[..., list[str]], **options) -> None:
+    """Run a benchmark's `run(**options)` on a throwaway database and print its report lines."""
+    with tempfile.TemporaryDirectory() as folder:
+        vendor = setup_django(database_url, Path(folder))
+        lines = run(**options)
+    print(f"database: {vendor}")
+    for text in lines:
+        print(text)
 
 
 def write_section(path: Path, start: str, end: str, body: str) -> None:
