@@ -21,6 +21,7 @@ import argparse
 import os
 import platform
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -82,16 +83,12 @@ def synthetic(rows: int, repeats: int) -> dict:
         one_by_one = {}
         for target in TARGETS:
             wall, cpu, result = timed(
-                lambda t=target, s=settings: analyze(
-                    frame, metrics=METRICS, target=t, directions=directions, settings=s
-                )
+                partial(analyze, frame, metrics=METRICS, target=target, directions=directions, settings=settings)
             )
             one_by_one[target] = (wall, cpu, result)
         # Both targets in one call: the KNN neighbours are searched once per metric.
         wall, cpu, _ = timed(
-            lambda s=settings: analyze_targets(
-                frame, metrics=METRICS, targets=TARGETS, directions=directions, settings=s
-            )
+            partial(analyze_targets, frame, metrics=METRICS, targets=TARGETS, directions=directions, settings=settings)
         )
         numbers["mixed" if mixed else "plain"] = {"one_by_one": one_by_one, "together": (wall, cpu)}
     numbers["load_after"] = os.getloadavg()[0]
@@ -158,7 +155,7 @@ def iwslt(workers: int | None) -> dict:
     reports = {}
     for target in ("keystrokes", "wall_time"):
         selection = selection_build(project=project, target=target)
-        wall, cpu, reports[target] = timed(lambda s=selection: report_build(selection=s))
+        wall, cpu, reports[target] = timed(partial(report_build, selection=selection))
         timings[target] = (wall, cpu)
     return {"project": project, "timings": timings, "reports": reports, "load": load, "load_after": os.getloadavg()[0]}
 
