@@ -114,6 +114,7 @@ def _store_checked(
     locked: event_store.EventsLock,
     events: list[LogEvent],
     in_order: list[LogEvent],
+    seqs: list[int],
     now: datetime,
 ) -> tuple[list[LogEvent], int]:
     """The batch that does not simply follow its page load (a retry, a late beacon, a gap filled) or
@@ -123,7 +124,6 @@ def _store_checked(
     if visit_id is None:
         late = event_store.visit_position(post_edit, page_id)
         visit_id = late[0]
-    seqs = [event.seq for event in events]
     found = event_store.stored_seqs_and_top(post_edit.pk, seqs)
     previous_max = max(found, default=-1)
     requested = set(seqs)
@@ -163,7 +163,7 @@ def post_edit_ingest_events(
             _refuse_taken_seq(min(set(seqs) - inserted), previous_max)
         fresh = in_order
     else:
-        fresh, previous_max = _store_checked(post_edit, page_id, visit_id, locked, events, in_order, now)
+        fresh, previous_max = _store_checked(post_edit, page_id, visit_id, locked, events, in_order, seqs, now)
     gaps = merge_gaps(locked.event_gaps, previous_max=previous_max, new_seqs=[event.seq for event in fresh])
     if gaps != locked.event_gaps:
         PostEdit.objects.filter(pk=post_edit.pk).update(event_gaps=gaps, updated=timezone.now())

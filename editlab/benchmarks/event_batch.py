@@ -8,7 +8,7 @@ events of a consistent typing session (editlab.benchmarks.load.session, as the b
 them): every middleware, the session and user, DRF's authentication, permission and parsing, the
 events service and its statements, with DEBUG off. Measures the CPU time of this process per request
 (time.process_time; PostgreSQL's own CPU is another process, reported beside it when the server runs
-on this machine: its backend's /proc figures), median over --batches
+on this machine: its backend process's CPU time), median over --batches
 requests after 50 unmeasured ones. CPU time is less sensitive than latency to other work on the
 machine, not insensitive: the report gives the load average. --breakdown also times the main steps
 (inclusive, each wrapped; the wrapping adds a little). Use an empty PostgreSQL database (migrated
@@ -182,23 +182,30 @@ def measure(*, batches: int, events: int, breakdown: bool) -> dict:
 
 
 def _backend_cpu_reader() -> Callable[[], float | None]:
-    """CPU seconds (user + system) of the PostgreSQL backend serving this process's connection, read
-    from /proc: only when the server runs on this machine (None otherwise, and on SQLite)."""
+    """CPU seconds (user + system) of the PostgreSQL backend serving this process's connection: only
+    when the server runs on this machine (None otherwise, and on SQLite)."""
+    import psutil
     from django.db import connection
 
     if connection.vendor != "postgresql":
         return lambda: None
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
-        stat = Path(f"/proc/{cursor.fetchone()[0]}/stat")
-    ticks = os.sysconf("SC_CLK_TCK")
+        pid = cursor.fetchone()[0]
+    try:
+        backend = psutil.Process(pid)
+        local = backend.name().startswith("postgres")  # a pid of another machine may name a process here
+    except psutil.Error:
+        local = False
+    if not local:
+        return lambda: None
 
     def read() -> float | None:
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            times = backend.cpu_times()
+        except psutil.Error:
             return None
-        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return times.user + times.system
 
     return read
 
@@ -219,7 +226,7 @@ def report(result: dict, *, batches: int, events: int) -> str:
     if result["backend_ms"] is not None:
         lines += [
             "",
-            f"PostgreSQL's CPU for the same batches (its backend process, /proc, 10 ms ticks): "
+            f"PostgreSQL's CPU for the same batches (its backend process, 10 ms ticks): "
             f"{result['backend_ms']:.2f} ms per batch (mean).",
         ]
     if result["steps"]:

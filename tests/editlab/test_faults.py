@@ -11,11 +11,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 from django.contrib.sessions.models import Session
 from django.db import OperationalError, connection, transaction
+from django.http import HttpResponse
 from django.test import Client
 from django.utils import timezone
 
@@ -142,6 +144,29 @@ def test_a_submit_sent_again_after_a_timeout_submits_once_with_the_first_result(
     assert PostEdit.objects.filter(assignment__annotator=annotator, submitted_at__isnull=False).count() == 1
 
 
+def _at_once(client: Client, copies: int, request: Callable[[Client], HttpResponse]) -> list[HttpResponse]:
+    """`request` made by `copies` threads released together, each with its own client on the same
+    session (and its own database connection); their answers."""
+    start = threading.Barrier(copies)
+    answers: list[HttpResponse] = []
+
+    def one() -> None:
+        own = Client()
+        own.cookies = client.cookies
+        try:
+            start.wait()
+            answers.append(request(own))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one) for _ in range(copies)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return answers
+
+
 # serialized_rollback: an earlier transactional test's flush may have removed the role groups.
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_double_click_sends_two_submits_at_once_and_one_submit_happens(annotator):
@@ -149,23 +174,7 @@ def test_a_double_click_sends_two_submits_at_once_and_one_submit_happens(annotat
     client = Client()
     client.force_login(annotator)
     send(client, post_edit, visit, edit_log())
-    start = threading.Barrier(2)
-    answers: list = []
-
-    def click() -> None:
-        own = Client()
-        own.cookies = client.cookies
-        try:
-            start.wait()
-            answers.append(_submit(own, post_edit, visit))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=click) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    answers = _at_once(client, 2, lambda own: _submit(own, post_edit, visit))
 
     # Each is answered 200, or 503 when the database was locked (SQLite): the logger then sends it again.
     assert len(answers) == 2 and {a.status_code for a in answers} <= {200, 503}, [a.content for a in answers]
@@ -184,23 +193,7 @@ def test_the_same_batch_sent_four_times_at_once_is_stored_once(annotator):
     client.force_login(annotator)
     log = edit_log()
     assert send(client, post_edit, visit, log[:4]).status_code == 200
-    start = threading.Barrier(4)
-    answers: list = []
-
-    def resend() -> None:
-        own = Client()
-        own.cookies = client.cookies
-        try:
-            start.wait()
-            answers.append(send(own, post_edit, visit, log[4:]))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=resend) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    answers = _at_once(client, 4, lambda own: send(own, post_edit, visit, log[4:]))
 
     # PostgreSQL: the post-edit's lock queues them; SQLite may answer 503 (locked): the logger sends again.
     assert len(answers) == 4 and {a.status_code for a in answers} <= {200, 503}, [a.content for a in answers]
