@@ -209,6 +209,30 @@ def test_analyze_by_document_prints_csv_json_and_a_table(study):
 
 
 @pytest.mark.django_db
+def test_analyze_by_document_needs_no_target(study):
+    def printed(*target: str) -> str:
+        out = io.StringIO()
+        call_command("analyze", "--project", "docs study", *target, "--by-document", "--format", "csv", stdout=out)
+        return out.getvalue()
+
+    without = printed()
+    assert without.splitlines()[1].startswith("d1,2,3,2,")
+    assert without == printed("--target", "keystrokes") == printed("--target", "active_time")
+
+
+@pytest.mark.django_db
+def test_analyze_without_target_says_only_by_document_goes_without_it(study):
+    with pytest.raises(
+        CommandError, match=r"--target is required \(one of: wall_time, active_time, keystrokes, allkeys\)"
+    ):
+        call_command("analyze", "--project", "docs study")
+    with pytest.raises(CommandError, match="invalid choice"):
+        call_command("analyze", "--project", "docs study", "--target", "ke\u0301ystrokes", "--by-document")
+    with pytest.raises(CommandError, match="active_time"):  # recomputing idle time needs the target that uses it
+        call_command("analyze", "--project", "docs study", "--by-document", "--idle-threshold", "30")
+
+
+@pytest.mark.django_db
 def test_analyze_by_document_refuses_a_project_without_documents():
     ProjectFactory(name="flat")
     with pytest.raises(CommandError, match="no item of project 'flat' belongs to a document"):

@@ -9,7 +9,8 @@ effort model; when the edits were made under conditions, effort per condition an
 condition's effect against the baseline (--baseline, default the first declared condition).
 Practice items' post-edits are left out unless --include-practice. The JSON schema is
 documented in the README ("Analysis JSON"); conditions-csv prints one row per condition.
-With --by-document it prints the per-document summary instead (no analysis is run).
+With --by-document it prints the per-document summary instead (no analysis is run; --target is then
+optional: the summary holds every effort column, whatever the target).
 """
 
 import csv
@@ -44,7 +45,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project name")
-        parser.add_argument("--target", required=True, choices=list(TARGETS))
+        parser.add_argument(
+            "--target",
+            default=None,
+            choices=list(TARGETS),
+            help="the effort to predict (required unless --by-document)",
+        )
         parser.add_argument("--variant", default=VARIANTS[0], choices=list(VARIANTS))
         parser.add_argument("--annotators", default="", help="comma-separated usernames (default: all)")
         parser.add_argument("--task-type", default="", help="only items of this task type")
@@ -83,6 +89,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        if options["target"] is None:
+            if not options["by_document"]:
+                raise CommandError(
+                    f"--target is required (one of: {', '.join(TARGETS)}); only --by-document goes without it"
+                )
+            # The per-document frame is the same for every target (selection_data leaves the target out).
+            options["target"] = next(iter(TARGETS))
         try:
             project = Project.objects.get(name=options["project"])
         except Project.DoesNotExist:
