@@ -37,6 +37,15 @@ SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "iwslt20
 MILLION = 1_000_000
 
 
+def _load_remark(peak: float) -> str:
+    """What the load average says of the figures: with more runnable processes than cores, other work
+    shared the machine, and wall times (the published code's OpenMP team above all) suffer."""
+    cores = os.cpu_count() or 1
+    if peak > cores:
+        return " (the machine was shared), so treat the figures as indicative"
+    return f" (load average at most {cores} on {cores} cores: nothing else competed for long)"
+
+
 def load_pairs(folder: Path) -> list[tuple[str, str]]:
     """(MT, PE) of every row of every annotator file, in file order; the `header` file names the columns."""
     header = (folder / "header").read_text("utf-8").rstrip("\n").split("\t")
@@ -422,7 +431,7 @@ def main() -> None:
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, by `python -m editlab.benchmarks.metrics --repeat {args.repeat}`; load "
         f"average {load_before[0]:.1f} before, {load_compression[0]:.1f} after the per-pair rounds and "
-        f"{load_after[0]:.1f} at the end (the machine was shared), so treat the figures as indicative. Times are "
+        f"{load_after[0]:.1f} at the end{_load_remark(max(load_before[0], load_compression[0], load_after[0]))}. Times are "
         f"medians (and best) of {args.repeat} rounds (per-pair rounds interleaved; each 1M run in a fresh "
         "process); speed-ups compare medians. Values are asserted identical in every round: compression on all "
         f"{len(pairs):,} pairs (compiled, one call each and all at once, the fallback and the published package) "
