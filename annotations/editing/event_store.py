@@ -100,25 +100,24 @@ def _lock_sql(*columns: str) -> str:
     )
 
 
-def _locked_row(post_edit_id: int, *columns: str) -> tuple:
+def _locked_row(post_edit_id: int, sql: str, params: list) -> tuple:
+    """The row of a statement that locks the post-edit (_lock_sql first); DoesNotExist when it is gone."""
     with connection.cursor() as cursor:
-        cursor.execute(_lock_sql(*columns), [post_edit_id])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         raise PostEdit.DoesNotExist(f"post-edit {post_edit_id} does not exist")
     return row
 
 
-def _events_lock(post_edit_id: int, row: tuple | None) -> EventsLock:
-    if row is None:
-        raise PostEdit.DoesNotExist(f"post-edit {post_edit_id} does not exist")
+def _events_lock(row: tuple) -> EventsLock:
     status, gaps = row[:2]
     return EventsLock(status=status, event_gaps=json.loads(gaps) if isinstance(gaps, str | bytes) else gaps)
 
 
 def lock_for_events(post_edit_id: int) -> EventsLock:
     """Lock the post-edit for ingestion: its assignment's status and its recorded gaps."""
-    return _events_lock(post_edit_id, _locked_row(post_edit_id, "event_gaps"))
+    return _events_lock(_locked_row(post_edit_id, _lock_sql("event_gaps"), [post_edit_id]))
 
 
 def lock_and_advance_visit(
@@ -136,16 +135,14 @@ def lock_and_advance_visit(
         f"WITH locked AS ({_lock_sql('event_gaps')}), seen AS ({update}) "
         f"SELECT locked.*, (SELECT {visit_id} FROM seen) FROM locked"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [post_edit.pk, *params])
-        row = cursor.fetchone()
-    return _events_lock(post_edit.pk, row), (None if row is None else row[2])
+    row = _locked_row(post_edit.pk, sql, [post_edit.pk, *params])
+    return _events_lock(row), row[2]
 
 
 def lock_for_draft(post_edit_id: int) -> DraftLock:
     """Lock the post-edit for an autosave: its assignment's status, its version and its draft (the
     ORM's select_for_update with three joins cost ~1 ms of CPU per autosave)."""
-    status, version, draft_text = _locked_row(post_edit_id, "version", "draft_text")
+    status, version, draft_text = _locked_row(post_edit_id, _lock_sql("version", "draft_text"), [post_edit_id])
     return DraftLock(status=status, version=version, draft_text=draft_text)
 
 

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from editlab.benchmarks.load.harness import CpuMeter
 from editlab.benchmarks.support import production_settings, result_file, write_section
 
 WARM_UP = 50
@@ -163,51 +164,38 @@ def measure(*, batches: int, events: int, breakdown: bool) -> dict:
     timer = StepTimer()
     if breakdown:
         timer.install()
-    backend = _backend_cpu_reader()
-    backend_before = backend()
+    backend = _local_backend_pid()
+    meter = None if backend is None else CpuMeter({"PostgreSQL": [backend]}, alone=("PostgreSQL",))
     cpu_ms = []
     for body in bodies[WARM_UP:]:
         started = time.process_time()
         post(body)
         cpu_ms.append(1000 * (time.process_time() - started))
-    backend_after = backend()
+    backend_seconds = None if meter is None else meter.stop()["PostgreSQL"]
     return {
         "vendor": connection.vendor,
         "cpu_ms": sorted(cpu_ms),
         "steps": {label: 1000 * seconds / batches for label, seconds in timer.seconds.items()},
-        "backend_ms": None
-        if backend_before is None or backend_after is None
-        else 1000 * (backend_after - backend_before) / batches,
+        "backend_ms": None if backend_seconds is None else 1000 * backend_seconds / batches,
     }
 
 
-def _backend_cpu_reader() -> Callable[[], float | None]:
-    """CPU seconds (user + system) of the PostgreSQL backend serving this process's connection: only
-    when the server runs on this machine (None otherwise, and on SQLite)."""
+def _local_backend_pid() -> int | None:
+    """The pid of the PostgreSQL backend serving this process's connection, when the server runs on
+    this machine (None otherwise, and on SQLite): its CPU time is PostgreSQL's share of a batch."""
     import psutil
     from django.db import connection
 
     if connection.vendor != "postgresql":
-        return lambda: None
+        return None
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
     try:
-        backend = psutil.Process(pid)
-        local = backend.name().startswith("postgres")  # a pid of another machine may name a process here
+        local = psutil.Process(pid).name().startswith("postgres")  # a pid of another machine may name a process here
     except psutil.Error:
         local = False
-    if not local:
-        return lambda: None
-
-    def read() -> float | None:
-        try:
-            times = backend.cpu_times()
-        except psutil.Error:
-            return None
-        return times.user + times.system
-
-    return read
+    return pid if local else None
 
 
 def report(result: dict, *, batches: int, events: int) -> str:
