@@ -26,7 +26,7 @@ from editlab.limits import (
 )
 
 # The published, versioned effort definition (README: "Effort definition").
-DEFINITION_VERSION = "2"
+DEFINITION_VERSION = "3"
 
 EFFORT_COUNT_FIELDS = (
     "letters",
