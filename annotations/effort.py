@@ -1,7 +1,7 @@
 """Effort derived from an editor event log: the published definition (pure; no Django).
 
-Definition version 2 (annotations.models.DEFINITION_VERSION; the README's "Effort definition
-(version 2)" says what changed from version 1 and why). PET convention. Events are taken in seq
+Definition version 3 (annotations.models.DEFINITION_VERSION; the README's "Effort definition"
+says what changed from versions 1 and 2 and why). PET convention. Events are taken in seq
 order; a "visit" is one page load (its page_id); the browser's `t` is ms since that page load.
 
 Counts, from `keydown` events:
@@ -21,17 +21,30 @@ Counts, from `keydown` events:
     browser rejected the key;
   - if it is a Tab and a `blur` followed it (the focus moved on), nothing more;
   - else the key is UNCORROBORATED and counts in `uncorroborated_keys` (flag "keys_uncorroborated").
-  Navigation keys and commands change no text by design and are not checked.
+  An input that changed nothing (`noop_inputs`, from annotations.replay) corroborates nothing, nor
+  does an undo/redo input. Navigation keys change no text by design and are not checked.
 - IME: keydowns between compositionstart and compositionend of the same page load are the IME's,
-  not counted (a page load starts outside any composition). Each compositionend counts its
-  committed `data` character by character (code points) with the same classes when the replay
-  found the composition's last input inserting exactly that text (`committed_compositions`, from
-  annotations.replay); otherwise its characters count in `uncorroborated_keys`.
-- copy, cut, paste: one per copy/cut/paste event (keyboard and menu alike; the Ctrl+C keydown is a
-  shortcut, not counted again). undo_redo: one per beforeinput historyUndo/historyRedo, plus one per
-  Ctrl/Cmd+Z, Ctrl/Cmd+Y or Ctrl/Cmd+Shift+Z keydown that is NOT followed by such a beforeinput
-  before the next keydown (so a key undo counts once, a menu undo counts once). Ctrl+A and
-  drag-and-drop count in no class.
+  and so is the keydown just before compositionstart when it counts in no class ("Process",
+  "Dead") or no input followed it (a page load starts outside any composition). A compositionend
+  whose committed `data` the replay found the composition's last input inserting
+  (`committed_compositions`) counts its characters (code points) with the same classes, as many as
+  the composition's keydowns (the keys that produced it, each at its keydown's time), or one
+  character (at the compositionend) when no keydown produced it; its other characters count
+  nowhere. Otherwise all its characters count in `uncorroborated_keys`. A committed composition with
+  more characters than most_keys_in(its time, from its first keydown or compositionstart to its
+  compositionend) is FAST (fast_compositions; flag "key_rate").
+- Commands count only when they had an effect: copy and cut one per copy/cut event whose `data` (the
+  selection) is not empty; paste one per paste event followed by an input of its page that changed
+  the text before the page's next keydown or clipboard event; undo_redo one per historyUndo /
+  historyRedo input that changed the text (keyboard and menu alike; the Ctrl+C, Ctrl+Z keydowns are
+  shortcuts, not counted again). Ctrl+A and drag-and-drop count in no class.
+- Rate bound: every counted key and command lies on the post-edit's TIMELINE: the page loads one
+  after another in order of their first event, each as long as its bounded span (below), an event at
+  its page's offset plus its time since the page's start, cut to [0, span] (page_clocks). Taken in
+  timeline order, a key counts only while fewer than RATE_LIMIT_KEYS (50) counted keys of any class
+  lie in the RATE_WINDOW_MS (1,000 ms) before it (the half-open window (t - 1000, t]); the others
+  count in `uncorroborated_keys` (rate_excess_keys; flag "key_rate"). So no 1 s of the timeline holds
+  more than 50 counted keys, and a post-edit's allkeys never exceeds most_keys_in(wall).
 - commands = copy + cut + paste + undo_redo; visible = letters + digits + spaces + symbols;
   keystrokes = visible + erase; allkeys = keystrokes + navigation + commands.
 
