@@ -6,8 +6,13 @@ timeline holds more than RATE_LIMIT_KEYS counted keys of any class; replay stays
 human rates are counted exactly.
 """
 
+import csv
+import io
 from bisect import bisect_right
+from datetime import timedelta
 
+import pytest
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +25,12 @@ from annotations.effort import (
     most_keys_in,
     page_clocks,
 )
+from annotations.models import Assignment, PostEdit
 from annotations.replay import replay
+from annotations.selectors import project_progress
 from editlab.benchmarks.effort_attacks import START_TEXT, command_flood, flood_a_backspace, ime_flood
+from metrics.exports import export_spec, export_stream
+from tests.annotations.editing_helpers import open_item, post_json, send, url
 from tests.annotations.effort_streams import Stream, honest_actions, lying_actions
 from tests.annotations.test_effort import IDLE_MS, counts, log, typed
 
@@ -306,3 +315,53 @@ def test_a_lying_log_counts_within_the_rate_bound_and_still_replays_exactly(acti
     assert len(found.counted) == effort.allkeys
     assert_within_the_bound(found.counted)
     assert found.rate_excess == effort.rate_excess_keys <= effort.uncorroborated_keys
+
+
+# ---------------------------------------------------------------- through the API: stored, flagged, travelling
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("attack", "stored"),
+    [
+        (flood_a_backspace, {"keystrokes": 50, "allkeys": 50, "uncorroborated_keys": 5950, "wall_ms": 300}),
+        (ime_flood, {"keystrokes": 2, "allkeys": 2, "uncorroborated_keys": 0, "wall_ms": 9}),
+        (command_flood, {"keystrokes": 0, "allkeys": 50, "uncorroborated_keys": 3940, "wall_ms": 64}),
+    ],
+)
+def test_the_attacks_are_stored_bounded_and_flagged_key_rate(annotator, annotator_client, attack, stored):
+    post_edit, visit = open_item(annotator, model_output=START_TEXT, now=timezone.now() - timedelta(seconds=5))
+    events = attack()
+    for start in range(0, len(events), 2000):
+        assert send(annotator_client, post_edit, visit, events[start : start + 2000]).status_code == 200
+    payload = {"page_id": str(visit.page_id), "text": START_TEXT, "version": 0, "last_seq": len(events) - 1}
+    assert post_json(annotator_client, url("submit", post_edit), payload).status_code == 200
+    post_edit.refresh_from_db()
+    assert {name: getattr(post_edit, name) for name in stored} == stored
+    assert (post_edit.flags, post_edit.replay_ok, post_edit.definition_version) == (["key_rate"], True, "3")
+    assert post_edit.extra["key_rate"] == {
+        "window_ms": RATE_WINDOW_MS,
+        "limit": RATE_LIMIT_KEYS,
+        "excess_keys": stored["uncorroborated_keys"],
+        "fast_compositions": int(attack is ime_flood),
+    }
+    # The flag travels like the others: the progress page counts it, the export carries it.
+    progress = project_progress(project=post_edit.assignment.item.project)
+    assert progress.total.flag_counts == {"key_rate": 1}
+    exported = b"".join(export_stream(export_spec(project=post_edit.assignment.item.project), "csv"))
+    row = next(csv.DictReader(io.StringIO(exported.decode("utf-8-sig"))))
+    assert (row["flags"], row["definition_version"]) == ("key_rate", "3")
+
+
+@pytest.mark.django_db
+def test_a_post_edit_submitted_under_definition_2_keeps_its_figures(annotator, annotator_client):
+    post_edit, visit = open_item(annotator, model_output=START_TEXT)
+    assignment = post_edit.assignment
+    PostEdit.objects.filter(pk=post_edit.pk).update(
+        definition_version="2", allkeys=6000, keystrokes=6000, text=START_TEXT, submitted_at=timezone.now()
+    )
+    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.SUBMITTED)
+    payload = {"page_id": str(visit.page_id), "text": START_TEXT, "version": 0, "last_seq": 0}
+    assert post_json(annotator_client, url("submit", post_edit), payload).status_code == 200  # idempotent
+    post_edit.refresh_from_db()
+    assert (post_edit.definition_version, post_edit.allkeys, post_edit.flags) == ("2", 6000, [])
