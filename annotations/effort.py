@@ -79,6 +79,7 @@ from collections import deque
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import NamedTuple
 
 CTRL, SHIFT, ALT, META = 1, 2, 4, 8
 ERASE_KEYS = frozenset({"Backspace", "Delete"})
@@ -163,6 +164,9 @@ class Effort:
 
 
 TYPING_CLASSES = frozenset({"letters", "digits", "spaces", "symbols", "erase"})
+# The events key counting reads, and those of them whose time it needs.
+TIMED_KINDS = frozenset({"keydown", "paste", "copy", "cut", "compositionstart", "compositionend"})
+KEY_EVENT_KINDS = TIMED_KINDS | {"input", "beforeinput", "blur", "load"}
 
 
 def classify_char(char: str) -> str | None:
@@ -197,9 +201,8 @@ def classify_key(key: str, mods: int = 0) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class CountedKey:
-    """One key (or command) that counts: where it lies on the post-edit's timeline, its class, its event."""
+class CountedKey(NamedTuple):
+    """One key (or command) that counts: where it lies on the post-edit's timeline, its event, its class."""
 
     at_ms: float
     seq: int
@@ -220,6 +223,9 @@ class KeyCount:
 class _PageKeys:
     """What one page load's key counting remembers between events."""
 
+    offset: float = 0.0  # the page load's clock (page_clocks)
+    start: float = 0.0
+    span: float = math.inf
     composing: bool = False
     typing_class: str | None = None  # the class of the last typing keydown, until it is settled
     typing_at: float = 0.0
@@ -259,7 +265,7 @@ def bound_rate(candidates: Iterable[CountedKey]) -> tuple[list[CountedKey], int]
     counted: list[CountedKey] = []
     window: deque[float] = deque()
     excess = 0
-    for key in sorted(candidates, key=lambda key: (key.at_ms, key.seq)):
+    for key in sorted(candidates):  # by time, then seq (unique)
         while window and window[0] <= key.at_ms - RATE_WINDOW_MS:
             window.popleft()
         if len(window) < RATE_LIMIT_KEYS:
@@ -310,10 +316,16 @@ def find_keys(
         state.paste = None
 
     for event in events:
-        state = pages.setdefault(event.page, _PageKeys())
-        offset, start, span = clocks.get(event.page, (0.0, 0.0, math.inf))
-        at = offset + min(max(event.t_ms - start, 0.0), span)
         kind = event.kind
+        if kind not in KEY_EVENT_KINDS:
+            continue
+        state = pages.get(event.page)
+        if state is None:
+            state = pages[event.page] = _PageKeys()
+            state.offset, state.start, state.span = clocks.get(event.page, (0.0, 0.0, math.inf))
+        at = 0.0
+        if kind in TIMED_KINDS:  # its place on the timeline
+            at = state.offset + min(max(event.t_ms - state.start, 0.0), state.span)
         if kind == "keydown":
             settle(state)
             settle_paste(state)
@@ -332,6 +344,7 @@ def find_keys(
             if event.seq in noop_inputs:
                 continue
             if event.input_type in HISTORY_INPUT_TYPES:
+                at = state.offset + min(max(event.t_ms - state.start, 0.0), state.span)
                 candidates.append(CountedKey(at, event.seq, "undo_redo"))
             else:
                 state.changed = True
@@ -509,7 +522,7 @@ def derive_effort(
     limits = visit_limits_ms or {}
     wall = active = reading = clipped = 0.0
     pauses: list[float] = []
-    spans: dict[str, float] = {}
+    clocks: dict[str, Clock] = {}
     still_reading = True
     for visit in split_visits(ordered):
         limit = limits.get(visit[0].page)
@@ -517,7 +530,7 @@ def derive_effort(
             left = max(0.0, total_limit_ms - wall)
             limit = left if limit is None else min(limit, left)
         times = visit_times(visit, idle_threshold_ms=idle_threshold_ms, limit_ms=limit)
-        spans[visit[0].page] = times.wall
+        clocks[visit[0].page] = (wall, _visit_start(visit), times.wall)  # the visits one after another
         wall += times.wall
         active += times.active
         clipped += times.clipped
@@ -529,7 +542,7 @@ def derive_effort(
         ordered,
         committed_compositions=committed_compositions,
         noop_inputs=noop_inputs,
-        clocks=page_clocks(ordered, spans),
+        clocks=clocks,
     )
     return Effort(
         wall_ms=_whole_ms(wall),
