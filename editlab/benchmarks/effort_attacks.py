@@ -22,6 +22,7 @@ import secrets
 import statistics
 import tempfile
 import time
+from typing import Any
 
 from editlab.benchmarks.support import production_settings
 
@@ -49,7 +50,7 @@ def ime_flood(letters: int = 5000, span_ms: float = 9.0) -> list[dict]:
     """One composition committing `letters` letters, then one Backspace over them: 10 events."""
     text = "x" * letters
     end = len(START_TEXT)
-    events = [
+    events: list[dict] = [
         {"k": "load", "data": START_TEXT, "len": end},
         {"k": "compositionstart", "data": ""},
         {"k": "compositionupdate", "data": text},
@@ -134,9 +135,9 @@ def run_attacks() -> list[dict]:
             )
             if response.status_code != 200:
                 raise RuntimeError(f"{label}: events {response.status_code} {response.content[:300]!r}")
-        body = {"page_id": str(visit.page_id), "text": START_TEXT, "version": 0, "last_seq": len(events) - 1}
+        submitted = {"page_id": str(visit.page_id), "text": START_TEXT, "version": 0, "last_seq": len(events) - 1}
         response = client.post(
-            reverse("api-post-edit-submit", args=[post_edit.pk]), json.dumps(body), content_type="application/json"
+            reverse("api-post-edit-submit", args=[post_edit.pk]), json.dumps(submitted), content_type="application/json"
         )
         if response.status_code != 200:
             raise RuntimeError(f"{label}: submit {response.status_code} {response.content[:300]!r}")
@@ -175,7 +176,7 @@ def submit_cost(events: int, repeat: int) -> dict:
         started = time.process_time()
         result = replay(original, log, final_text=session.text)
         replayed = time.process_time()
-        findings = {"committed_compositions": result.committed_compositions}
+        findings: dict[str, Any] = {"committed_compositions": result.committed_compositions}
         if "noop_inputs" in accepted:
             findings["noop_inputs"] = result.noop_inputs
         derive_effort(log, idle_threshold_ms=30_000, **findings)
