@@ -27,6 +27,7 @@ class Stream:
     seq: int = 0
     events: list[LogEvent] = field(default_factory=list)
     truth: Counter = field(default_factory=Counter)
+    no_effect: Counter = field(default_factory=Counter)  # honest commands that did nothing, by class
     history: list[str] = field(default_factory=list)
     clipboard: str = ""
 
@@ -96,12 +97,14 @@ class Stream:
         self.clipboard = self.text[: self.caret]
         self.log("copy", 0.5, data=self.clipboard)
         self.truth["copy"] += bool(self.clipboard)
+        self.no_effect["copy"] += not self.clipboard
 
     def paste(self, gap: float) -> None:
         at = self.caret
         self.log("keydown", gap, key="v", mods=1)
         self.log("paste", 0.5, data=self.clipboard)
         if not self.clipboard:
+            self.no_effect["paste"] += 1
             return  # the browser changes nothing: no input, no command
         self.log("beforeinput", 0.5, it="insertFromPaste", s=at, e=at)
         self._change(at, at, self.clipboard)
@@ -112,6 +115,7 @@ class Stream:
     def undo(self, gap: float) -> None:
         self.log("keydown", gap, key="z", mods=1)
         if not self.history:
+            self.no_effect["undo_redo"] += 1
             return  # nothing to undo: the browser fires nothing more
         self.log("beforeinput", 0.5, it="historyUndo", s=self.caret, e=self.caret)
         self.text = self.history.pop()

@@ -30,6 +30,7 @@ from annotations.replay import replay
 from annotations.selectors import project_progress
 from editlab.benchmarks.effort_attacks import START_TEXT, command_flood, flood_a_backspace, ime_flood
 from metrics.exports import export_spec, export_stream
+from tests.annotations import effort_definition_2 as definition_2
 from tests.annotations.editing_helpers import open_item, post_json, send, url
 from tests.annotations.effort_streams import Stream, honest_actions, lying_actions
 from tests.annotations.test_effort import IDLE_MS, counts, log, typed
@@ -283,6 +284,11 @@ def test_an_honest_log_at_human_rates_counts_every_key_exactly(actions, original
     assert result.ok, result.divergence
     assert {name: getattr(effort, name) for name in CLASSES} == {name: stream.truth[name] for name in CLASSES}
     assert (effort.uncorroborated_keys, effort.rate_excess_keys, effort.fast_compositions) == (0, 0, 0)
+    # As definition 2 counted it, but for the commands that did nothing.
+    before = definition_2.count_keys(stream.events, committed_compositions=result.committed_compositions)
+    assert {name: getattr(effort, name) for name in CLASSES} == {
+        name: before[name] - stream.no_effect[name] for name in CLASSES
+    }
 
 
 @FAST
