@@ -1,7 +1,7 @@
 """Effort derived from an editor event log: the published definition (pure; no Django).
 
-Definition version 2 (annotations.models.DEFINITION_VERSION; the README's "Effort definition
-(version 2)" says what changed from version 1 and why). PET convention. Events are taken in seq
+Definition version 3 (annotations.models.DEFINITION_VERSION; the README's "Effort definition"
+says what changed from versions 1 and 2 and why). PET convention. Events are taken in seq
 order; a "visit" is one page load (its page_id); the browser's `t` is ms since that page load.
 
 Counts, from `keydown` events:
@@ -21,17 +21,30 @@ Counts, from `keydown` events:
     browser rejected the key;
   - if it is a Tab and a `blur` followed it (the focus moved on), nothing more;
   - else the key is UNCORROBORATED and counts in `uncorroborated_keys` (flag "keys_uncorroborated").
-  Navigation keys and commands change no text by design and are not checked.
+  An input that changed nothing (`noop_inputs`, from annotations.replay) corroborates nothing, nor
+  does an undo/redo input. Navigation keys change no text by design and are not checked.
 - IME: keydowns between compositionstart and compositionend of the same page load are the IME's,
-  not counted (a page load starts outside any composition). Each compositionend counts its
-  committed `data` character by character (code points) with the same classes when the replay
-  found the composition's last input inserting exactly that text (`committed_compositions`, from
-  annotations.replay); otherwise its characters count in `uncorroborated_keys`.
-- copy, cut, paste: one per copy/cut/paste event (keyboard and menu alike; the Ctrl+C keydown is a
-  shortcut, not counted again). undo_redo: one per beforeinput historyUndo/historyRedo, plus one per
-  Ctrl/Cmd+Z, Ctrl/Cmd+Y or Ctrl/Cmd+Shift+Z keydown that is NOT followed by such a beforeinput
-  before the next keydown (so a key undo counts once, a menu undo counts once). Ctrl+A and
-  drag-and-drop count in no class.
+  and so is the keydown just before compositionstart when it counts in no class ("Process",
+  "Dead") or no input followed it (a page load starts outside any composition). A compositionend
+  whose committed `data` the replay found the composition's last input inserting
+  (`committed_compositions`) counts its characters (code points) with the same classes, as many as
+  the composition's keydowns (the keys that produced it, each at its keydown's time), or one
+  character (at the compositionend) when no keydown produced it; its other characters count
+  nowhere. Otherwise all its characters count in `uncorroborated_keys`. A committed composition with
+  more characters than most_keys_in(its time, from its first keydown or compositionstart to its
+  compositionend) is FAST (fast_compositions; flag "key_rate").
+- Commands count only when they had an effect: copy and cut one per copy/cut event whose `data` (the
+  selection) is not empty; paste one per paste event followed by an input of its page that changed
+  the text before the page's next keydown or clipboard event; undo_redo one per historyUndo /
+  historyRedo input that changed the text (keyboard and menu alike; the Ctrl+C, Ctrl+Z keydowns are
+  shortcuts, not counted again). Ctrl+A and drag-and-drop count in no class.
+- Rate bound: every counted key and command lies on the post-edit's TIMELINE: the page loads one
+  after another in order of their first event, each as long as its bounded span (below), an event at
+  its page's offset plus its time since the page's start, cut to [0, span] (page_clocks). Taken in
+  timeline order, a key counts only while fewer than RATE_LIMIT_KEYS (50) counted keys of any class
+  lie in the RATE_WINDOW_MS (1,000 ms) before it (the half-open window (t - 1000, t]); the others
+  count in `uncorroborated_keys` (rate_excess_keys; flag "key_rate"). So no 1 s of the timeline holds
+  more than 50 counted keys, and a post-edit's allkeys never exceeds most_keys_in(wall).
 - commands = copy + cut + paste + undo_redo; visible = letters + digits + spaces + symbols;
   keystrokes = visible + erase; allkeys = keystrokes + navigation + commands.
 
@@ -62,9 +75,11 @@ Times (ms, rounded to whole ms at the end):
 
 import math
 import unicodedata
+from collections import deque
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import NamedTuple
 
 CTRL, SHIFT, ALT, META = 1, 2, 4, 8
 ERASE_KEYS = frozenset({"Backspace", "Delete"})
@@ -87,6 +102,8 @@ INTERACTION_KINDS = frozenset(
 )
 PAUSE_THRESHOLDS_MS = (300, 1000, 2000)
 KEY_CLASSES = ("letters", "digits", "spaces", "symbols", "erase", "navigation")
+RATE_WINDOW_MS = 1000.0
+RATE_LIMIT_KEYS = 50  # keys of all classes together in any RATE_WINDOW_MS of the timeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +156,17 @@ class Effort:
     pauses_2000_ms: int
     uncorroborated_keys: int = 0
     clipped_ms: int = 0
+    rate_excess_keys: int = 0  # part of uncorroborated_keys
+    fast_compositions: int = 0
 
 
 # ---------------------------------------------------------------- keys
 
 
 TYPING_CLASSES = frozenset({"letters", "digits", "spaces", "symbols", "erase"})
+# The events key counting reads, and those of them whose time it needs.
+TIMED_KINDS = frozenset({"keydown", "paste", "copy", "cut", "compositionstart", "compositionend"})
+KEY_EVENT_KINDS = TIMED_KINDS | {"input", "beforeinput", "blur", "load"}
 
 
 def classify_char(char: str) -> str | None:
@@ -179,88 +201,218 @@ def classify_key(key: str, mods: int = 0) -> str | None:
     return None
 
 
-def is_undo_shortcut(event: LogEvent) -> bool:
-    if not (event.modifiers & (CTRL | META)):
-        return False
-    letter = event.key.lower()
-    if not (len(letter) == 1 and "a" <= letter <= "z"):  # a non-Latin layout: fall back to the key's place
-        letter = {"KeyZ": "z", "KeyY": "y"}.get(event.code, "")
-    return letter in ("z", "y")
+class CountedKey(NamedTuple):
+    """One key (or command) that counts: where it lies on the post-edit's timeline, its event, its class."""
+
+    at_ms: float
+    seq: int
+    cls: str
+
+
+@dataclass(frozen=True)
+class KeyCount:
+    """What count_keys found: the keys that count, and what counts apart."""
+
+    counted: tuple[CountedKey, ...]  # in timeline order; none more than RATE_LIMIT_KEYS in any RATE_WINDOW_MS
+    uncorroborated: int  # typing keys no text change corroborates, composed text the replay did not see
+    rate_excess: int  # keys beyond the rate bound (also in uncorroborated_keys)
+    fast_compositions: int  # compositions longer than the rate bound allows in the time they took
 
 
 @dataclass
 class _PageKeys:
     """What one page load's key counting remembers between events."""
 
+    offset: float = 0.0  # the page load's clock (page_clocks)
+    start: float = 0.0
+    span: float = math.inf
     composing: bool = False
     typing_class: str | None = None  # the class of the last typing keydown, until it is settled
+    typing_at: float = 0.0
+    typing_seq: int = 0
     tab: bool = False  # that keydown was a Tab
-    changed: bool = False  # an input followed it
+    changed: bool = False  # a text-changing input followed it
     announced: bool = False  # a beforeinput followed it
     left: bool = False  # a blur followed it
+    paste: tuple[float, int] | None = None  # a paste, until an input shows whether it changed the text
+    pasted: bool = False
+    opening_key: float | None = None  # a keydown counted in no class: the key that may open a composition
+    composition_start: float = 0.0
+    composition_keys: list[float] = field(default_factory=list)  # the timeline of the composition's keydowns
 
 
-def count_keys(events: Iterable[LogEvent], *, committed_compositions: Collection[int] = ()) -> dict[str, int]:
-    """The key classes, commands and uncorroborated keys of a log in seq order (composed totals included).
+Clock = tuple[float, float, float]  # a page load's (offset on the timeline, its start, its bounded span)
+
+
+def page_clocks(events: Iterable[LogEvent], spans: Mapping[str, float] | None = None) -> dict[str, Clock]:
+    """Each page load's place on the post-edit's timeline: page loads one after another in order of their
+    first event, each as long as its bounded span (spans, by page id; its whole span when not given)."""
+    clocks: dict[str, Clock] = {}
+    offset = 0.0
+    for visit in split_visits(events):
+        start = _visit_start(visit)
+        span = max(0.0, max(event.t_ms for event in visit) - start)
+        if spans is not None:
+            span = min(span, spans.get(visit[0].page, span))
+        clocks[visit[0].page] = (offset, start, span)
+        offset += span
+    return clocks
+
+
+def bound_rate(candidates: Iterable[CountedKey]) -> tuple[list[CountedKey], int]:
+    """The keys that count under the rate bound (at most RATE_LIMIT_KEYS in any RATE_WINDOW_MS of the
+    timeline, all classes together, taken in timeline order), and how many are beyond it."""
+    counted: list[CountedKey] = []
+    window: deque[float] = deque()
+    excess = 0
+    for key in sorted(candidates):  # by time, then seq (unique)
+        while window and window[0] <= key.at_ms - RATE_WINDOW_MS:
+            window.popleft()
+        if len(window) < RATE_LIMIT_KEYS:
+            window.append(key.at_ms)
+            counted.append(key)
+        else:
+            excess += 1
+    return counted, excess
+
+
+def most_keys_in(span_ms: float) -> int:
+    """The most keys the rate bound lets count in a stretch of the timeline span_ms long."""
+    return RATE_LIMIT_KEYS * (math.floor(max(0.0, span_ms) / RATE_WINDOW_MS) + 1)
+
+
+def find_keys(
+    events: Iterable[LogEvent],
+    *,
+    committed_compositions: Collection[int] = (),
+    noop_inputs: Collection[int] = (),
+    clocks: Mapping[str, Clock] | None = None,
+) -> KeyCount:
+    """The keys and commands of a log in seq order that count, each on the timeline (see the module docstring).
 
     committed_compositions: the seqs of the compositionend events whose committed text the replay saw
-    inserted (annotations.replay.ReplayResult.committed_compositions).
+    inserted; noop_inputs: the seqs of the input events that changed nothing (both from
+    annotations.replay.ReplayResult); clocks: page_clocks of the log (by default unbounded).
     """
-    counts = dict.fromkeys((*KEY_CLASSES, "copy", "cut", "paste", "undo_redo", "uncorroborated_keys"), 0)
+    events = list(events)
+    clocks = page_clocks(events) if clocks is None else clocks
+    candidates: list[CountedKey] = []
+    uncorroborated = fast = 0
     pages: dict[str, _PageKeys] = {}
-    undo_key_pending = False
 
     def settle(state: _PageKeys) -> None:
+        nonlocal uncorroborated
         if state.typing_class is None:
             return
         if state.changed:
-            counts[state.typing_class] += 1
+            candidates.append(CountedKey(state.typing_at, state.typing_seq, state.typing_class))
         elif not state.announced and not (state.tab and state.left):
-            counts["uncorroborated_keys"] += 1
+            uncorroborated += 1
         state.typing_class = None
 
+    def settle_paste(state: _PageKeys) -> None:
+        if state.paste is not None and state.pasted:
+            candidates.append(CountedKey(state.paste[0], state.paste[1], "paste"))
+        state.paste = None
+
     for event in events:
-        state = pages.setdefault(event.page, _PageKeys())
         kind = event.kind
+        if kind not in KEY_EVENT_KINDS:
+            continue
+        state = pages.get(event.page)
+        if state is None:
+            state = pages[event.page] = _PageKeys()
+            state.offset, state.start, state.span = clocks.get(event.page, (0.0, 0.0, math.inf))
+        at = 0.0
+        if kind in TIMED_KINDS:  # its place on the timeline
+            at = state.offset + min(max(event.t_ms - state.start, 0.0), state.span)
         if kind == "keydown":
             settle(state)
-            if undo_key_pending:
-                counts["undo_redo"] += 1
-            undo_key_pending = is_undo_shortcut(event)
-            if not state.composing:
-                cls = classify_key(event.key, event.modifiers)
-                if cls in TYPING_CLASSES:
-                    state.typing_class, state.tab = cls, event.key == "Tab"
-                    state.changed = state.announced = state.left = False
-                elif cls:
-                    counts[cls] += 1
+            settle_paste(state)
+            if state.composing:
+                state.composition_keys.append(at)
+                continue
+            cls = classify_key(event.key, event.modifiers)
+            state.opening_key = at if cls is None else None
+            if cls in TYPING_CLASSES:
+                state.typing_class, state.typing_at, state.typing_seq = cls, at, event.seq
+                state.tab = event.key == "Tab"
+                state.changed = state.announced = state.left = False
+            elif cls:
+                candidates.append(CountedKey(at, event.seq, cls))
         elif kind == "input":
-            state.changed = True
+            if event.seq in noop_inputs:
+                continue
+            if event.input_type in HISTORY_INPUT_TYPES:
+                at = state.offset + min(max(event.t_ms - state.start, 0.0), state.span)
+                candidates.append(CountedKey(at, event.seq, "undo_redo"))
+            else:
+                state.changed = True
+                state.pasted = True
         elif kind == "beforeinput":
             state.announced = True
-            if event.input_type in HISTORY_INPUT_TYPES:
-                counts["undo_redo"] += 1
-                undo_key_pending = False
         elif kind == "blur":
             state.left = True
-        elif kind in ("copy", "cut", "paste"):
-            counts[kind] += 1
+        elif kind == "paste":
+            settle(state)
+            settle_paste(state)
+            state.paste, state.pasted = (at, event.seq), False
+        elif kind in ("copy", "cut"):
+            if kind == "cut":
+                settle(state)
+            if event.data:
+                candidates.append(CountedKey(at, event.seq, kind))
         elif kind == "load":
             settle(state)
+            settle_paste(state)
             state.composing = False
+            state.opening_key = None
         elif kind == "compositionstart":
-            state.composing = True
+            state.composing, state.composition_start = True, at
+            if state.typing_class is not None and not state.changed:
+                state.composition_keys = [state.typing_at]  # the key that opened the composition
+                state.typing_class = None
+            else:
+                state.composition_keys = [] if state.opening_key is None else [state.opening_key]
+            state.opening_key = None
         elif kind == "compositionend":
-            state.composing = False
-            corroborated = event.seq in committed_compositions
-            for char in event.data:
-                cls = classify_char(char)
-                if cls:
-                    counts[cls if corroborated else "uncorroborated_keys"] += 1
+            keys = state.composition_keys if state.composing else []
+            state.composing, state.composition_keys = False, []
+            classes = [cls for cls in map(classify_char, event.data) if cls]
+            if event.seq not in committed_compositions:
+                uncorroborated += len(classes)
+                continue
+            if not classes:
+                continue
+            if len(classes) > most_keys_in(at - (keys[0] if keys else state.composition_start)):
+                fast += 1
+            times = keys[-len(classes) :] if keys else [at]  # the keys that produced it, else one composition
+            candidates.extend(CountedKey(time, event.seq, cls) for time, cls in zip(times, classes, strict=False))
     for state in pages.values():
         settle(state)
-    if undo_key_pending:
-        counts["undo_redo"] += 1
+        settle_paste(state)
+    counted, excess = bound_rate(candidates)
+    return KeyCount(
+        counted=tuple(counted), uncorroborated=uncorroborated + excess, rate_excess=excess, fast_compositions=fast
+    )
+
+
+def count_keys(
+    events: Iterable[LogEvent],
+    *,
+    committed_compositions: Collection[int] = (),
+    noop_inputs: Collection[int] = (),
+    clocks: Mapping[str, Clock] | None = None,
+) -> dict[str, int]:
+    """The key classes, commands and keys counted apart of a log in seq order (composed totals included);
+    the arguments are find_keys's."""
+    found = find_keys(events, committed_compositions=committed_compositions, noop_inputs=noop_inputs, clocks=clocks)
+    counts = dict.fromkeys((*KEY_CLASSES, "copy", "cut", "paste", "undo_redo"), 0)
+    for key in found.counted:
+        counts[key.cls] += 1
+    counts["uncorroborated_keys"] = found.uncorroborated
+    counts["rate_excess_keys"] = found.rate_excess
+    counts["fast_compositions"] = found.fast_compositions
     counts["commands"] = counts["copy"] + counts["cut"] + counts["paste"] + counts["undo_redo"]
     counts["visible"] = counts["letters"] + counts["digits"] + counts["spaces"] + counts["symbols"]
     counts["keystrokes"] = counts["visible"] + counts["erase"]
@@ -358,16 +510,19 @@ def derive_effort(
     visit_limits_ms: Mapping[str, float] | None = None,
     total_limit_ms: float | None = None,
     committed_compositions: Collection[int] = (),
+    noop_inputs: Collection[int] = (),
 ) -> Effort:
     """Counts, times and pauses of an event log (any order; sorted by seq here).
 
     visit_limits_ms: the most time each page load (by page id) may count; total_limit_ms: the most
     all of them together may count (both: server-observed time plus the clock tolerance).
+    committed_compositions, noop_inputs: from the replay (annotations.replay.ReplayResult).
     """
     ordered = sorted(events, key=lambda event: event.seq)
     limits = visit_limits_ms or {}
     wall = active = reading = clipped = 0.0
     pauses: list[float] = []
+    clocks: dict[str, Clock] = {}
     still_reading = True
     for visit in split_visits(ordered):
         limit = limits.get(visit[0].page)
@@ -375,6 +530,7 @@ def derive_effort(
             left = max(0.0, total_limit_ms - wall)
             limit = left if limit is None else min(limit, left)
         times = visit_times(visit, idle_threshold_ms=idle_threshold_ms, limit_ms=limit)
+        clocks[visit[0].page] = (wall, _visit_start(visit), times.wall)  # the visits one after another
         wall += times.wall
         active += times.active
         clipped += times.clipped
@@ -382,11 +538,17 @@ def derive_effort(
         if still_reading:
             reading += times.reading
             still_reading = not times.edited
+    counts = count_keys(
+        ordered,
+        committed_compositions=committed_compositions,
+        noop_inputs=noop_inputs,
+        clocks=clocks,
+    )
     return Effort(
         wall_ms=_whole_ms(wall),
         active_ms=_whole_ms(active),
         reading_ms=_whole_ms(reading),
         clipped_ms=_whole_ms(clipped),
-        **count_keys(ordered, committed_compositions=committed_compositions),
+        **counts,
         **count_pauses(pauses),
     )

@@ -26,7 +26,7 @@ from editlab.limits import (
 )
 
 # The published, versioned effort definition (README: "Effort definition").
-DEFINITION_VERSION = "2"
+DEFINITION_VERSION = "3"
 
 EFFORT_COUNT_FIELDS = (
     "letters",
@@ -357,11 +357,16 @@ class PostEdit(models.Model):
     pauses_2000_count = models.IntegerField(null=True, blank=True)
     pauses_2000_ms = models.BigIntegerField(null=True, blank=True)
     uncorroborated_keys = models.IntegerField(
-        null=True, blank=True, help_text="Typed keys no text change corroborates (definition 2); counted in no class."
+        null=True,
+        blank=True,
+        help_text="Keys counted in no class: typed keys no text change corroborates (definition 2 on), "
+        "keys beyond the human rate bound (definition 3 on).",
     )
 
     flags = models.JSONField(
-        default=list, blank=True, help_text="e.g. wall_clipped, keys_uncorroborated, replay_mismatch, event_gap."
+        default=list,
+        blank=True,
+        help_text="e.g. wall_clipped, keys_uncorroborated, key_rate, replay_mismatch, event_gap.",
     )
     replay_ok = models.BooleanField(null=True, blank=True)
     replay_divergence = models.JSONField(null=True, blank=True, help_text="Where replay left the submitted text.")

@@ -25,6 +25,9 @@ Rules (the README's contract, "The editor's ingestion API"; events by their wire
 - A composition's committed text (`compositionend` `data`) is corroborated when the composition's
   last input (by the rules above) inserted exactly that text; the effort counts only corroborated
   compositions' characters (ReplayResult.committed_compositions).
+- An input CHANGED NOTHING when it removed nothing and inserted nothing, or, for a full-text input,
+  when its text is the text before it (ReplayResult.noop_inputs: such an input corroborates no key,
+  and an undo/redo, a paste that changed nothing is no command).
 """
 
 from collections.abc import Iterable, Iterator
@@ -67,6 +70,7 @@ class ReplayResult:
     divergence: dict | None
     steps: int
     committed_compositions: frozenset[int] = field(default_factory=frozenset)  # compositionend seqs
+    noop_inputs: frozenset[int] = field(default_factory=frozenset)  # seqs of the inputs that changed nothing
 
 
 @dataclass
@@ -102,9 +106,13 @@ def _divergence(event: LogEvent | None, reason: str, *, expected: int, got: int,
     }
 
 
+def _full_text(event: LogEvent) -> bool:
+    return event.full_text or not event.input_type.startswith(("insert", "delete"))
+
+
 def _plain_operation(length: int, event: LogEvent, before: LogEvent | None) -> tuple[int, int, str]:
     """(start, end, insert) of an input under the contract's rules."""
-    if event.full_text or not event.input_type.startswith(("insert", "delete")):
+    if _full_text(event):
         return 0, length, event.data
     caret = event.sel_start if event.sel_start is not None else 0
     after_len = event.length_after if event.length_after is not None else length
@@ -148,10 +156,16 @@ def _composition_operation(
 
 
 def iter_replay(
-    original: str, events: Iterable[LogEvent], *, with_text: bool = True, committed: set[int] | None = None
+    original: str,
+    events: Iterable[LogEvent],
+    *,
+    with_text: bool = True,
+    committed: set[int] | None = None,
+    noop: set[int] | None = None,
 ) -> Iterator[ReplayStep]:
     """Every text change of the log, in seq order (with the text after it if with_text); the seqs of
-    the compositionend events whose text the composition inserted are added to `committed`."""
+    the compositionend events whose text the composition inserted are added to `committed`, those of
+    the inputs that changed nothing to `noop`."""
     units = bytearray(_encode(original))
     before: LogEvent | None = None
     composition: _Composition | None = None
@@ -185,7 +199,7 @@ def iter_replay(
                 committed.add(event.seq)
             composition = None
         elif event.kind == "input":
-            step = _apply_input(units, event, before, composition, with_text=with_text)
+            step = _apply_input(units, event, before, composition, with_text=with_text, noop=noop)
             if composition is not None:
                 composition.inserted = step.insert
             before = None
@@ -193,7 +207,13 @@ def iter_replay(
 
 
 def _apply_input(
-    units: bytearray, event: LogEvent, before: LogEvent | None, composition: _Composition | None, *, with_text: bool
+    units: bytearray,
+    event: LogEvent,
+    before: LogEvent | None,
+    composition: _Composition | None,
+    *,
+    with_text: bool,
+    noop: set[int] | None = None,
 ) -> ReplayStep:
     length = len(units) // 2
     if event.input_type == "insertCompositionText" and composition is not None and composition.data is not None:
@@ -211,7 +231,12 @@ def _apply_input(
         )
         start = min(max(start, 0), length)
         end = min(max(end, start), length)
-    units[2 * start : 2 * end] = _encode(insert)
+    encoded = _encode(insert)
+    if noop is not None and (
+        units[2 * start : 2 * end] == encoded if _full_text(event) else start == end and not insert
+    ):
+        noop.add(event.seq)
+    units[2 * start : 2 * end] = encoded
     if composition is not None and event.input_type == "insertCompositionText":
         composition.length = utf16_len(insert)
     elif composition is not None and event.input_type.startswith("delete"):
@@ -243,7 +268,8 @@ def replay(original: str, events: Iterable[LogEvent], *, final_text: str | None 
     divergence = None
     steps = 0
     committed: set[int] = set()
-    for step in iter_replay(original, ordered, with_text=False, committed=committed):
+    noop: set[int] = set()
+    for step in iter_replay(original, ordered, with_text=False, committed=committed, noop=noop):
         steps += 1
         units[2 * step.start : 2 * step.end] = _encode(step.insert)
         if divergence is None and step.divergence is not None:
@@ -262,5 +288,10 @@ def replay(original: str, events: Iterable[LogEvent], *, final_text: str | None 
         divergence["submitted_context"] = _context(submitted, at)
     ok = divergence is None and (final_text is None or text == final_text)
     return ReplayResult(
-        text=text, ok=ok, divergence=divergence, steps=steps, committed_compositions=frozenset(committed)
+        text=text,
+        ok=ok,
+        divergence=divergence,
+        steps=steps,
+        committed_compositions=frozenset(committed),
+        noop_inputs=frozenset(noop),
     )

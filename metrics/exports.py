@@ -9,7 +9,7 @@ Columns, in order: external_id, annotator, original, edited, source, task_type,
 instruction, origin, the study design (document, document_position, condition, practice),
 the effort fields under DESIGN.md's names, then what says whether the
 effort can be trusted (uncorroborated_keys; flags, space-separated, e.g. "wall_clipped
-keys_uncorroborated"; definition_version, "1" or "2" for live edits), then one column per
+keys_uncorroborated key_rate"; definition_version, "1", "2" or "3" for live edits), then one column per
 metric and variant (`compression`, `compression__with_references`, ...) for every metric
 with a stored value in the project. Missing values are empty (CSV) or null.
 

@@ -604,7 +604,8 @@ def _load(selection: Selection) -> SelectionData:
     elif flagged:
         messages.append(
             f"{flagged} of {len(frame)} post-edits in this selection are flagged (clipped time, replay mismatch, "
-            "event gap, uncorroborated keys, ...): they are included; exclude flagged leaves them out"
+            "event gap, uncorroborated keys, keys beyond the human rate, ...): they are included; exclude flagged "
+            "leaves them out"
         )
     practice = practice_count(post_edit_queryset(**{**filters, "include_practice": True}))
     if practice and not selection.include_practice:

@@ -15,13 +15,14 @@ from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClos
 from annotations.editing.event_store import stored_log
 from annotations.editing.locks import locked_post_edit, visit_of
 from annotations.editing.navigation import Navigation, navigation_after, next_url_for
-from annotations.effort import derive_effort
+from annotations.effort import RATE_LIMIT_KEYS, RATE_WINDOW_MS, derive_effort
 from annotations.highlights import highlight_edits
 from annotations.models import DEFINITION_VERSION, EFFORT_FIELDS, Assignment, PostEdit, Visit
 from annotations.replay import replay
 
 FLAG_EVENT_GAP = "event_gap"
 FLAG_KEYS_UNCORROBORATED = "keys_uncorroborated"
+FLAG_KEY_RATE = "key_rate"
 FLAG_REPLAY_MISMATCH = "replay_mismatch"
 FLAG_WALL_CLIPPED = "wall_clipped"
 FLAG_CONDITION_UNKNOWN = "condition_unknown"
@@ -210,6 +211,7 @@ def post_edit_submit(
         visit_limits_ms={str(v.page_id): visit_server_span_ms(v) + tolerance for v in visits},
         total_limit_ms=observed_ms + tolerance,
         committed_compositions=result.committed_compositions,
+        noop_inputs=result.noop_inputs,
     )
     item = post_edit.assignment.item
     spans = item.spans_for(shown_condition(item.project, post_edit.condition))
@@ -221,8 +223,19 @@ def post_edit_submit(
     post_edit.uncorroborated_keys = effort.uncorroborated_keys
     if effort.clipped_ms > 0:
         post_edit.add_flag(FLAG_WALL_CLIPPED)
-    if effort.uncorroborated_keys > 0:
+    if effort.uncorroborated_keys > effort.rate_excess_keys:
         post_edit.add_flag(FLAG_KEYS_UNCORROBORATED)
+    if effort.rate_excess_keys or effort.fast_compositions:
+        post_edit.add_flag(FLAG_KEY_RATE)
+        post_edit.extra = {
+            **post_edit.extra,
+            "key_rate": {
+                "window_ms": RATE_WINDOW_MS,
+                "limit": RATE_LIMIT_KEYS,
+                "excess_keys": effort.rate_excess_keys,
+                "fast_compositions": effort.fast_compositions,
+            },
+        }
     post_edit.replay_ok = result.ok
     post_edit.replay_divergence = result.divergence
     if not result.ok:

@@ -51,7 +51,7 @@ def counts(effort: Effort) -> dict:
 
 def test_effort_fields_are_the_stored_field_names():
     names = {field.name for field in dataclasses.fields(Effort)}
-    assert names - {"clipped_ms", "uncorroborated_keys"} == set(EFFORT_FIELDS)
+    assert names - {"clipped_ms", "uncorroborated_keys", "rate_excess_keys", "fast_compositions"} == set(EFFORT_FIELDS)
 
 
 def test_plain_typing_counts_each_class_and_times():
@@ -128,7 +128,11 @@ def test_paste_cut_copy_count_once_each_keyboard_or_menu():
         {"t": 303, "k": "input", "it": "deleteByCut", "s": 0, "len": 1},
         {"t": 500, "k": "keydown", "key": "v", "mods": 1},
         {"t": 501, "k": "paste", "data": "ab"},
+        {"t": 502, "k": "beforeinput", "it": "insertFromPaste", "s": 0, "e": 0},
+        {"t": 503, "k": "input", "it": "insertFromPaste", "s": 2, "len": 3, "data": "ab"},
         {"t": 900, "k": "paste", "data": "ab"},  # from the context menu: no keydown
+        {"t": 902, "k": "beforeinput", "it": "insertFromPaste", "s": 2, "e": 2},
+        {"t": 903, "k": "input", "it": "insertFromPaste", "s": 4, "len": 5, "data": "ab"},
         {"t": 1000, "k": "submit"},
     )
     effort = derive_effort(events, idle_threshold_ms=IDLE_MS)
@@ -150,18 +154,18 @@ def test_undo_redo_counts_keys_and_menu_once():
         # Undo from the menu: a beforeinput without a key.
         {"t": 300, "k": "beforeinput", "it": "historyUndo", "s": 2, "e": 2},
         {"t": 301, "k": "input", "it": "historyUndo", "s": 1, "len": 1, "data": "a"},
-        # Ctrl+Z with nothing left to undo: no beforeinput before the next key.
+        # Ctrl+Z with nothing left to undo: no beforeinput before the next key, no effect, no command.
         {"t": 400, "k": "keydown", "key": "z", "mods": 1},
         {"t": 500, "k": "keydown", "key": "b"},
         {"t": 501, "k": "beforeinput", "it": "insertText", "s": 1, "e": 1},
         {"t": 502, "k": "input", "it": "insertText", "s": 2, "len": 2, "data": "b"},
-        # Cmd+Y, the last key of the log, again without a beforeinput.
+        # Cmd+Y, the last key of the log, again without a beforeinput: nothing to redo.
         {"t": 600, "k": "keydown", "key": "y", "mods": 8},
         {"t": 700, "k": "submit"},
     )
     effort = derive_effort(events, idle_threshold_ms=IDLE_MS)
-    assert counts(effort) == {"undo_redo": 5, "letters": 1}
-    assert (effort.commands, effort.keystrokes, effort.allkeys) == (5, 1, 6)
+    assert counts(effort) == {"undo_redo": 3, "letters": 1}
+    assert (effort.commands, effort.keystrokes, effort.allkeys) == (3, 1, 4)
 
 
 def test_navigation_keys_count_with_modifiers_mouse_moves_do_not():
@@ -201,7 +205,9 @@ def test_ime_composition_counts_the_committed_characters_not_the_keys():
         *typed(600, "。", 2, 3),
         {"t": 700, "k": "keydown", "key": "Unidentified"},
         # Devanagari: a consonant and a combining vowel sign are both letters.
+        {"t": 790, "k": "keydown", "key": "Process", "code": "KeyK"},
         {"t": 800, "k": "compositionstart", "data": ""},
+        {"t": 800, "k": "keydown", "key": "Process", "code": "KeyI"},
         {"t": 801, "k": "compositionend", "data": "कि"},
         {"t": 900, "k": "submit"},
     )
