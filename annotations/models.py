@@ -332,6 +332,12 @@ class PostEdit(models.Model):
     first_shown_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     server_elapsed_ms = models.BigIntegerField(null=True, blank=True, help_text="Server-observed time over visits.")
+    clock_tolerance_ms = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The share of the annotator's clock tolerance granted at submit (null: submitted before the "
+        "budget; the whole tolerance applied).",
+    )
 
     wall_ms = models.BigIntegerField(null=True, blank=True)
     active_ms = models.BigIntegerField(null=True, blank=True)
@@ -408,6 +414,20 @@ class Visit(models.Model):
 
     def __str__(self) -> str:
         return f"visit {self.page_id} of {self.post_edit_id}"
+
+
+class AnnotatorClock(models.Model):
+    """An annotator's clock (annotations/editing/clock.py): the row that opening, submitting and
+    skipping lock first, so that one page load of the annotator runs at a time, and how much of the
+    clock tolerance their submits have used beyond the time the server saw."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="editing_clock"
+    )
+    tolerance_used_ms = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"clock of {self.user_id}"
 
 
 class EditEvent(models.Model):
