@@ -403,6 +403,8 @@ class Visit(models.Model):
     page_id = models.UUIDField(default=uuid.uuid4, unique=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
+    # Where the annotator's next page load (of any item) started: set when it opened, and by the
+    # submit for page loads stored side by side (annotations/editing/clock.py).
     ended_at = models.DateTimeField(null=True, blank=True)
     # The top seq stored for this page load and its client time: a later batch of the same page load
     # may not go back in time (checked and updated under the post-edit's lock, annotations/editing/).
