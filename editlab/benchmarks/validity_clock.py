@@ -28,7 +28,6 @@ import os
 import platform
 import secrets
 import statistics
-import sys
 import tempfile
 import time
 from datetime import timedelta
@@ -171,19 +170,21 @@ def _both_open(site: Site) -> bool:
     return Visit.objects.filter(post_edit__assignment__annotator=site.user, ended_at__isnull=True).count() == 2
 
 
+def _opened_pair() -> tuple[Site, bool]:
+    """A new annotator's two items opened at once, and whether both page loads stayed open."""
+    site = Site(2)
+    _at_once(site, site.assignments)
+    return site, _both_open(site)
+
+
 def parallel_opens(rounds: int, hold_s: float) -> dict:
-    both = 0
-    for _ in range(rounds):
-        site = Site(2)
-        _at_once(site, site.assignments)
-        both += _both_open(site)
+    both = sum(_opened_pair()[1] for _ in range(rounds))
     # The held pair: opened at once until both stay open (or --rounds tries).
-    for _ in range(max(rounds, 1)):
-        site = Site(2)
-        _at_once(site, site.assignments)
-        held_both_open = _both_open(site)
+    site, held_both_open = _opened_pair()
+    for _ in range(rounds - 1):
         if held_both_open:
             break
+        site, held_both_open = _opened_pair()
     started = time.perf_counter()
     time.sleep(hold_s)
     client = site.client()
@@ -329,4 +330,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
