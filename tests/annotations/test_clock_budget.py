@@ -67,6 +67,16 @@ def test_ten_items_in_270_ms_share_one_tolerance(annotator, settings):
     assert [p.flags for p in post_edits] == [[]] + [["wall_clipped"]] * 9
     assert sum(p.wall_ms for p in post_edits) == 10 * 20 + 2000
     assert AnnotatorClock.objects.get(user=annotator).tolerance_used_ms == 2000
+    # The analysis recomputes active time with the share each was granted, not a whole tolerance.
+    threshold_s = post_edits[0].assignment.item.project.idle_threshold_ms / 1000
+    frame = active_times(post_edit_ids=[p.pk for p in post_edits], thresholds_s=[threshold_s])
+    assert frame[threshold_s].tolist() == [p.active_ms for p in post_edits]
+
+
+def test_a_post_edit_submitted_before_the_budget_is_bounded_by_the_whole_tolerance(settings):
+    settings.EDITLAB_CLOCK_TOLERANCE_MS = 1500
+    assert granted_tolerance_ms(PostEdit(clock_tolerance_ms=None)) == 1500
+    assert granted_tolerance_ms(PostEdit(clock_tolerance_ms=25)) == 25
 
 
 def test_time_the_server_saw_and_the_client_did_not_claim_is_given_back(annotator, settings):
