@@ -481,7 +481,7 @@ def visit_times(visit: list[LogEvent], *, idle_threshold_ms: float, limit_ms: fl
         reading = min(max(first_input.t_ms, start), cutoff) - start
     return VisitTimes(
         wall=wall,
-        active=active,
+        active=min(active, wall),  # the pieces of the span, summed in floating point, may exceed it by an ulp
         reading=reading,
         clipped=span - wall,
         edited=first_input is not None,

@@ -332,6 +332,12 @@ class PostEdit(models.Model):
     first_shown_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     server_elapsed_ms = models.BigIntegerField(null=True, blank=True, help_text="Server-observed time over visits.")
+    clock_tolerance_ms = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The share of the annotator's clock tolerance granted at submit (null: submitted before the "
+        "budget; the whole tolerance applied).",
+    )
 
     wall_ms = models.BigIntegerField(null=True, blank=True)
     active_ms = models.BigIntegerField(null=True, blank=True)
@@ -402,6 +408,8 @@ class Visit(models.Model):
     page_id = models.UUIDField(default=uuid.uuid4, unique=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
+    # Where the annotator's next page load (of any item) started: set when it opened, and by the
+    # submit for page loads stored side by side (annotations/editing/clock.py).
     ended_at = models.DateTimeField(null=True, blank=True)
     # The top seq stored for this page load and its client time: a later batch of the same page load
     # may not go back in time (checked and updated under the post-edit's lock, annotations/editing/).
@@ -413,6 +421,20 @@ class Visit(models.Model):
 
     def __str__(self) -> str:
         return f"visit {self.page_id} of {self.post_edit_id}"
+
+
+class AnnotatorClock(models.Model):
+    """An annotator's clock (annotations/editing/clock.py): the row that opening, submitting and
+    skipping lock first, so that one page load of the annotator runs at a time, and how much of the
+    clock tolerance their submits have used beyond the time the server saw."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="editing_clock"
+    )
+    tolerance_used_ms = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"clock of {self.user_id}"
 
 
 class EditEvent(models.Model):

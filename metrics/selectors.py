@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 
+from annotations.editing.clock import granted_tolerance_ms, time_bound
 from annotations.editing.event_store import stored_log
-from annotations.editing.lifecycle import server_observed_ms, visit_server_span_ms
 from annotations.effort import derive_effort
 from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, original_text_of_post_edit
 from metrics.models import MetricValue
@@ -296,17 +295,16 @@ def active_times(*, post_edit_ids: Sequence[int], thresholds_s: Sequence[float])
 
 
 def _recomputed_active_ms(post_edit: PostEdit, events: list, idle_threshold_ms: float) -> float:
-    """The effort module's own derivation, with the server bounds its submit applies (each page load
-    to its server-observed span, all of them together to the post-edit's, each plus the clock
-    tolerance): the one place the analysis recomputes effort, so it follows any change of the
-    definition there. (The submit also passes the replay's committed compositions; they change key
-    counts only, not time.)"""
-    tolerance = settings.EDITLAB_CLOCK_TOLERANCE_MS
-    visits = list(post_edit.visits.all())
+    """The effort module's own derivation, with the server bound its submit applied
+    (annotations/editing/clock.py: time_bound, with the tolerance the post-edit was granted): the
+    one place the analysis recomputes effort, so it follows any change of the definition there.
+    (The submit also passes the replay's committed compositions; they change key counts only, not
+    time.)"""
+    bound = time_bound(post_edit.visits.all(), tolerance_ms=granted_tolerance_ms(post_edit))
     effort = derive_effort(
         events,
         idle_threshold_ms=idle_threshold_ms,
-        visit_limits_ms={str(visit.page_id): visit_server_span_ms(visit) + tolerance for visit in visits},
-        total_limit_ms=server_observed_ms(visits) + tolerance,
+        visit_limits_ms=bound.visit_limits_ms,
+        total_limit_ms=bound.total_limit_ms,
     )
     return float(effort.active_ms)

@@ -5,11 +5,14 @@ ingestion API"):
 
 - lifecycle.py: open an item (a Visit per page load, the editor's config), submit it (effort
   derived from the stored log by annotations/effort.py, replayed by annotations/replay.py, bounded
-  by the server's own clock), or skip it.
+  by the server's own clock, clock.py), or skip it.
 - ingestion.py: a batch of one page load's events, stored exactly once; missing seqs recorded.
 - event_store.py: the raw SQL of ingestion's hot path, and reading a stored log back.
 - drafts.py: autosaved drafts with optimistic locking.
-- locks.py: the rows every write locks, in one order (assignment -> post-edit -> visits).
+- clock.py: the server's clock over an annotator's page loads: one running at a time, the
+  tolerance as one budget per annotator, the bound of a post-edit's time.
+- locks.py: the rows every write locks, in one order (annotator's clock -> assignment -> post-edit
+  -> visits).
 - navigation.py: the editor, diff and next-item URLs.
 - errors.py: the refusals, each with its HTTP status and machine-readable code.
 """

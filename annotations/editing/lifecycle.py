@@ -3,7 +3,6 @@
 import uuid
 from datetime import datetime
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.http import Http404
@@ -11,6 +10,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotations.design import Condition, DesignError
+from annotations.editing.clock import (
+    end_where_the_next_began,
+    lock_annotator,
+    spend_tolerance,
+    time_bound,
+    tolerance_left_ms,
+)
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
 from annotations.editing.event_store import stored_log
 from annotations.editing.locks import locked_post_edit, visit_of
@@ -35,6 +41,7 @@ FLAG_CONDITION_OUTPUT_MISSING = "condition_output_missing"
 @transaction.atomic
 def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None) -> tuple[PostEdit, Visit]:
     """Show an item to its annotator: one PostEdit (created once), one new Visit for this page load."""
+    lock_annotator(user.pk)  # one page load of the annotator opens at a time (clock.py)
     now = now or timezone.now()
     # The item and project come along for the editor page (without them: a query each); only the
     # assignment row is locked (locking the project's row would queue every annotator's page load).
@@ -53,7 +60,7 @@ def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None)
         assignment.status = Assignment.IN_PROGRESS
         assignment.started = assignment.started or now
         assignment.save(update_fields=["status", "started"])
-    # Create first, then end the others: lock order assignment -> post-edit -> visits everywhere.
+    # Create first, then end the others: lock order annotator's clock -> assignment -> post-edit -> visits.
     visit = Visit.objects.create(post_edit=post_edit, started_at=now, last_seen_at=now)
     Visit.objects.filter(post_edit__assignment__annotator=user, ended_at__isnull=True).exclude(pk=visit.pk).update(
         ended_at=now
@@ -140,36 +147,9 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
 # ---------------------------------------------------------------- submit
 
 
-def _ms(delta) -> float:
-    return delta.total_seconds() * 1000.0
-
-
-def visit_server_window(visit: Visit) -> tuple[datetime, datetime]:
-    """What the server observed of a page load: served .. its last request, cut where another page
-    of the annotator was opened."""
-    end = visit.last_seen_at
-    if visit.ended_at is not None and visit.ended_at < end:
-        end = visit.ended_at
-    return visit.started_at, max(end, visit.started_at)
-
-
-def visit_server_span_ms(visit: Visit) -> float:
-    start, end = visit_server_window(visit)
-    return _ms(end - start)
-
-
-def server_observed_ms(visits: list[Visit]) -> float:
-    """The time the server observed the post-edit open, all page loads together: overlapping
-    windows count once."""
-    total = 0.0
-    covered_until: datetime | None = None
-    for start, end in sorted(visit_server_window(visit) for visit in visits):
-        if covered_until is not None and start < covered_until:
-            start = covered_until
-        if end > start:
-            total += _ms(end - start)
-        covered_until = end if covered_until is None else max(covered_until, end)
-    return total
+def _annotator_of(post_edit: PostEdit) -> int:
+    """The annotator of the post-edit's assignment (read before any lock: it never changes)."""
+    return Assignment.objects.filter(pk=post_edit.assignment_id).values_list("annotator_id", flat=True).get()
 
 
 @transaction.atomic
@@ -183,8 +163,10 @@ def post_edit_submit(
     now: datetime | None = None,
 ) -> Navigation:
     """Finish the edit: derive effort from the stored log, replay it, clip by server time. Idempotent."""
-    now = now or timezone.now()
     ensure_text(text, field="text")
+    annotator_id = _annotator_of(post_edit)
+    clock = lock_annotator(annotator_id)
+    now = now or timezone.now()
     assignment = Assignment.objects.select_for_update().get(pk=post_edit.assignment_id)
     post_edit = locked_post_edit(post_edit)
     if assignment.status == Assignment.SUBMITTED:
@@ -199,20 +181,21 @@ def post_edit_submit(
     visit.ended_at = visit.ended_at or now
     visit.save(update_fields=["last_seen_at", "ended_at"])
     visits = list(post_edit.visits.all())
-    # The tolerance (clock skew; events a page logs while it is being left) is granted to each page
-    # load on its own, and once to all of them together: page loads cannot add their tolerances up.
-    tolerance = settings.EDITLAB_CLOCK_TOLERANCE_MS
-    observed_ms = server_observed_ms(visits)
+    end_where_the_next_began(visits, annotator_id=annotator_id)
+    # What is left of the annotator's tolerance, for each page load and once for all of them.
+    granted = tolerance_left_ms(clock)
+    bound = time_bound(visits, tolerance_ms=granted)
     events = stored_log(post_edit)
     result = replay(post_edit.original, events, final_text=text)
     effort = derive_effort(
         events,
         idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_ms,
-        visit_limits_ms={str(v.page_id): visit_server_span_ms(v) + tolerance for v in visits},
-        total_limit_ms=observed_ms + tolerance,
+        visit_limits_ms=bound.visit_limits_ms,
+        total_limit_ms=bound.total_limit_ms,
         committed_compositions=result.committed_compositions,
         noop_inputs=result.noop_inputs,
     )
+    spend_tolerance(clock, granted_ms=granted, observed_ms=bound.observed_ms, wall_ms=effort.wall_ms)
     item = post_edit.assignment.item
     spans = item.spans_for(shown_condition(item.project, post_edit.condition))
     if spans:
@@ -248,7 +231,8 @@ def post_edit_submit(
     post_edit.text = text
     post_edit.draft_text = text
     post_edit.submitted_at = now
-    post_edit.server_elapsed_ms = round(observed_ms)
+    post_edit.server_elapsed_ms = bound.observed_ms
+    post_edit.clock_tolerance_ms = granted
     post_edit.definition_version = DEFINITION_VERSION
     post_edit.save()
 
@@ -265,11 +249,12 @@ def post_edit_submit(
 @transaction.atomic
 def post_edit_skip(*, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str, now: datetime | None = None) -> str:
     """Give the item up with a reason; returns the next URL. Events and draft are kept."""
-    now = now or timezone.now()
     reason = reason.strip()
     if not reason:
         raise InvalidInput("reason: say why you skip this item")
     ensure_text(reason, field="reason")
+    lock_annotator(_annotator_of(post_edit))
+    now = now or timezone.now()
     assignment = Assignment.objects.select_for_update().get(pk=post_edit.assignment_id)
     post_edit = locked_post_edit(post_edit)
     if assignment.status == Assignment.SUBMITTED:

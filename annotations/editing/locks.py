@@ -1,8 +1,12 @@
-"""The rows every editing write works on, locked in one order: assignment -> post-edit -> visits.
+"""The rows every editing write works on, locked in one order: annotator's clock -> assignment ->
+post-edit -> visits.
 
-Every write locks the assignment and/or the post-edit row (select_for_update) before it touches the
-post-edit's visits or events, so a batch re-sent concurrently is stored once and a double-clicked
-submit gives one result (checked by hand with 4 threads on PostgreSQL).
+Opening, submitting and skipping lock the annotator's clock row first (clock.py: one page load of
+the annotator runs at a time, and the tolerance budget is spent by one submit at a time); event
+batches and autosaves lock only the post-edit. Every write locks the assignment and/or the
+post-edit row (select_for_update) before it touches the post-edit's visits or events, so a batch
+re-sent concurrently is stored once and a double-clicked submit gives one result
+(tests/editlab/test_faults.py, test_one_clock.py).
 """
 
 import uuid

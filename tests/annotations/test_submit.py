@@ -6,9 +6,10 @@ import pytest
 from django.http import Http404
 from django.utils import timezone
 
+from annotations.editing.clock import server_observed_ms
 from annotations.editing.errors import PostEditClosed
 from annotations.editing.ingestion import post_edit_ingest_events
-from annotations.editing.lifecycle import post_edit_open, post_edit_submit, server_observed_ms
+from annotations.editing.lifecycle import post_edit_open, post_edit_submit
 from annotations.models import DEFINITION_VERSION, Assignment, PostEdit, Visit
 from tests.annotations.editing_helpers import EDITED, ORIGINAL, edit_log, open_item, post_json, send, url, wire
 from tests.factories import AssignmentFactory
