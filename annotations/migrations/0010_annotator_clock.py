@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotations", "0008_join_counter"),
+        ("annotations", "0009_effort_definition_3"),
         ("auth", "0012_alter_user_first_name_max_length"),
     ]
 
