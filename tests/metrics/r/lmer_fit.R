@@ -1,0 +1,49 @@
+# Fits one linear mixed model with lme4 + lmerTest and writes what editlab reports of it.
+# usage: Rscript lmer_fit.R <data.csv> "<formula>" <out.csv> [<reference level of `condition`>]
+# The optimiser runs to convergence (tolerances 1e-14) so that R's figures are the REML optimum itself.
+suppressPackageStartupMessages({
+  library(lme4)
+  library(lmerTest)
+  library(performance)
+})
+args <- commandArgs(trailingOnly = TRUE)
+data <- read.csv(args[1], stringsAsFactors = FALSE)
+for (name in intersect(c("annotator", "item"), names(data))) data[[name]] <- factor(data[[name]])
+if (length(args) >= 4) data$condition <- relevel(factor(data$condition), ref = args[4])
+tight <- lmerControl(optimizer = "nloptwrap", optCtrl = list(
+  xtol_abs = 1e-14, ftol_abs = 1e-14, xtol_rel = 1e-14, ftol_rel = 1e-14, maxeval = 1e5
+))
+messages <- character()
+model <- withCallingHandlers(
+  lmer(as.formula(args[2]), data = data, REML = TRUE, control = tight),
+  message = function(m) { messages <<- c(messages, conditionMessage(m)); invokeRestart("muffleMessage") },
+  warning = function(w) { messages <<- c(messages, conditionMessage(w)); invokeRestart("muffleWarning") }
+)
+rows <- list()
+add <- function(key, value) rows[[length(rows) + 1]] <<- data.frame(key = key, value = sprintf("%.17g", value))
+table <- summary(model)$coefficients
+p <- nrow(table)
+for (j in seq_len(p)) {
+  name <- rownames(table)[j]
+  L <- numeric(p); L[j] <- 1
+  test <- contest1D(model, L, confint = TRUE, level = 0.95)
+  add(paste0("estimate[", name, "]"), table[j, "Estimate"])
+  add(paste0("se[", name, "]"), table[j, "Std. Error"])
+  add(paste0("df[", name, "]"), table[j, "df"])
+  add(paste0("t[", name, "]"), table[j, "t value"])
+  add(paste0("p[", name, "]"), table[j, "Pr(>|t|)"])
+  add(paste0("ci_low[", name, "]"), test$lower)
+  add(paste0("ci_high[", name, "]"), test$upper)
+}
+variances <- as.data.frame(VarCorr(model))
+for (i in seq_len(nrow(variances))) add(paste0("variance[", variances$grp[i], "]"), variances$vcov[i])
+theta <- getME(model, "theta")
+for (name in names(theta)) add(paste0("theta[", sub(":.*", "", sub("\\.\\(Intercept\\)", "", name)), "]"), theta[[name]])
+add("reml_criterion", REMLcrit(model))
+add("singular", as.numeric(isSingular(model, tol = 1e-4)))
+r2 <- suppressWarnings(r2_nakagawa(model, tolerance = 0))
+add("r2_marginal", r2$R2_marginal)
+add("r2_conditional", r2$R2_conditional)
+out <- do.call(rbind, rows)
+if (length(messages)) out <- rbind(out, data.frame(key = paste0("message", seq_along(messages)), value = messages))
+write.csv(out, args[3], row.names = FALSE)
