@@ -452,12 +452,24 @@ def condition_rows(analysis: ConditionAnalysis) -> list[dict]:
                     "effect_ci_low": effect.ci[0] if effect else None,
                     "effect_ci_high": effect.ci[1] if effect else None,
                     "effect_p": effect.p if effect else None,
+                    "effect_df": effect.df if effect else None,
+                    "effect_wald_p": effect.wald_p if effect else None,
+                    "effect_warnings": _warnings(analysis.model, effect),
                     "log_effect": log_effect.estimate if log_effect else None,
                     "time_ratio": log_effect.ratio if log_effect else None,
                     "time_ratio_ci_low": log_effect.ratio_ci[0] if log_effect and log_effect.ratio_ci else None,
                     "time_ratio_ci_high": log_effect.ratio_ci[1] if log_effect and log_effect.ratio_ci else None,
                     "log_effect_p": log_effect.p if log_effect else None,
+                    "log_effect_df": log_effect.df if log_effect else None,
+                    "log_effect_warnings": _warnings(analysis.log_model, log_effect),
                 }
             )
         )
     return rows
+
+
+def _warnings(model: ConditionModel | None, effect: ConditionEffect | None) -> str | None:
+    """The model's warnings and the effect's, beside the effect (None for the baseline's row)."""
+    if model is None or effect is None:
+        return None
+    return "; ".join([*model.warnings, *effect.warnings])
