@@ -398,7 +398,7 @@ def satterthwaite(
     gradients = np.array([np.diag(j) for j in jacobian])  # varpar x coefficient
     denominator = np.einsum("kj,kl,lj->j", gradients, covariance, gradients)
     with np.errstate(divide="ignore", invalid="ignore"):
-        df = np.where(denominator > 0, 2 * variance**2 / denominator, np.nan)
+        df = np.where(denominator > 0, 2 * variance**2 / denominator, np.inf)  # R: 2 v² / 0 = Inf
     return df, notes
 
 
@@ -413,7 +413,7 @@ def coefficient_table(estimate: float, se: float, df: float | None, confidence: 
         "p": None,
         "ci": None,
     }
-    if df is not None and math.isfinite(df) and df > 0 and se > 0:
+    if df is not None and not math.isnan(df) and df > 0 and se > 0:
         q = stats.t.ppf(0.5 + confidence / 2, df)
         table["p"] = float(2 * stats.t.sf(abs(estimate / se), df))
         table["ci"] = (estimate - q * se, estimate + q * se)
