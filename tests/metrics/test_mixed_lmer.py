@@ -10,6 +10,7 @@ pilots with 2 editors, 3 conditions and 9 items, one of them a singular fit.
 
 import csv
 import math
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,13 +25,8 @@ from metrics.analysis.mixed import SINGULAR_MESSAGE, mixed_model
 SCRIPT = Path(__file__).parent / "r" / "lmer_fit.R"
 REL = 1e-6
 CONDITIONS = ["mt-a", "mt-b", "ht"]
-# Seconds per (editor, item) of a pilot a new user built; item i is edited under CONDITIONS[(i - 1 + editor) % 3].
-PILOT = {
-    ("e1", 1): 41, ("e1", 2): 58, ("e1", 3): 122, ("e1", 4): 47, ("e1", 5): 63, ("e1", 6): 131,
-    ("e1", 7): 39, ("e1", 8): 55, ("e1", 9): 118,
-    ("e2", 1): 61, ("e2", 2): 127, ("e2", 3): 44, ("e2", 4): 66, ("e2", 5): 125, ("e2", 6): 49,
-    ("e2", 7): 52, ("e2", 8): 116,
-}  # fmt: skip
+# A pilot a new user built: 17 edits, 2 editors, 9 items; item i under CONDITIONS[(i - 1 + editor) % 3].
+PILOT = Path(__file__).parent / "data" / "pilot_2_editors.csv"
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +44,9 @@ def lmer(rscript: str, tmp_path: Path, frame: pd.DataFrame, formula: str, baseli
     data, out = tmp_path / "data.csv", tmp_path / "lmer.csv"
     frame.to_csv(data, index=False)
     command = [rscript, str(SCRIPT), str(data), formula, str(out), *([baseline] if baseline else [])]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # One BLAS thread: R's sums then come out the same on every run.
+    environment = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
     assert done.returncode == 0, f"R failed on {formula}:\n{done.stderr}"
     with out.open() as handle:
         rows = {row["key"]: row["value"] for row in csv.DictReader(handle)}
@@ -91,16 +89,9 @@ def iwslt_excerpt(shared_data: Path, items: int = 60) -> pd.DataFrame:
 
 
 def pilot(slower_second_editor: float = 0.0) -> pd.DataFrame:
-    rows = [
-        {
-            "annotator": editor,
-            "external_id": f"s{item}",
-            "condition": CONDITIONS[(item - 1 + (editor == "e2")) % 3],
-            "wall_ms": (seconds + slower_second_editor * (editor == "e2")) * 1000.0,
-        }
-        for (editor, item), seconds in PILOT.items()
-    ]
-    return pd.DataFrame(rows)
+    frame = pd.read_csv(PILOT, dtype={"wall_ms": float})
+    frame["wall_ms"] += 1000.0 * slower_second_editor * (frame["annotator"] == "e2")
+    return frame
 
 
 def assert_metric_model(model, r: dict, name: str) -> None:
