@@ -77,6 +77,7 @@ def inference_rows(with_r: bool) -> list[str]:
         ("pilot, second editor 20 s slower", pilot(20)),
     ):
         model = analyze_conditions(frame, target="wall_ms", declared=CONDITIONS).model
+        assert model is not None
         r = (
             lmer(
                 frame.rename(columns={"external_id": "item"}),
@@ -113,14 +114,14 @@ def inference_rows(with_r: bool) -> list[str]:
             "scale(log(time)) ~ scale(HTER) + (1 | annotator) + (1 | item)",
         ),
     ):
-        model = mixed_model(
+        metric = mixed_model(
             data["HTER"].to_numpy(float),
             y,
             {"annotator": data["annotator"].to_numpy(), "item": data["item"].to_numpy()},
         )
         r = lmer(data[["annotator", "item", "HTER", "keystrokes", "time"]], formula) if with_r else {}
         label = f"IWSLT2019, z({target}) ~ z(HTER) + (1 \\| annotator) + (1 \\| item), 5,235 edits"
-        rows.append(_row(label, model.wald_p, model.p, model.df, r.get("p[scale(HTER)]"), r.get("df[scale(HTER)]")))
+        rows.append(_row(label, metric.wald_p, metric.p, metric.df, r.get("p[scale(HTER)]"), r.get("df[scale(HTER)]")))
     return rows
 
 

@@ -265,7 +265,7 @@ def condition_model(
     ses = np.sqrt(np.maximum(np.diag(fit.cov_beta), 0.0))
     dfs: list[float | None] = [float(v) for v in fit.df] if fit.df is not None else [None] * ses.size
     model.intercept_se, model.intercept_df = float(ses[0]), dfs[0]
-    model.intercept_p = coefficient_table(model.intercept, model.intercept_se, dfs[0], confidence)["p"]  # type: ignore[assignment]
+    model.intercept_p = coefficient_table(model.intercept, model.intercept_se, dfs[0], confidence).p
     for j, name in enumerate(others, start=1):
         estimate, se = float(fit.beta[j]), float(ses[j])
         table = coefficient_table(estimate, se, dfs[j], confidence)
@@ -273,12 +273,12 @@ def condition_model(
             condition=name,
             estimate=estimate,
             se=se,
-            ci=table["ci"],  # type: ignore[arg-type]
-            p=table["p"],  # type: ignore[arg-type]
+            ci=table.ci,
+            p=table.p,
             df=dfs[j],
-            t=table["t"],  # type: ignore[arg-type]
-            wald_ci=table["wald_ci"],  # type: ignore[arg-type]
-            wald_p=table["wald_p"],  # type: ignore[arg-type]
+            t=table.t,
+            wald_ci=table.wald_ci,
+            wald_p=table.wald_p,
             n=int((conditions == name).sum()),
         )
         if effect.n < FEW_EDITS:
@@ -449,8 +449,8 @@ def condition_rows(analysis: ConditionAnalysis) -> list[dict]:
                     "hours": s.hours,
                     "words_per_hour": s.words_per_hour,
                     "effect": effect.estimate if effect else None,
-                    "effect_ci_low": effect.ci[0] if effect else None,
-                    "effect_ci_high": effect.ci[1] if effect else None,
+                    "effect_ci_low": effect.ci[0] if effect and effect.ci else None,
+                    "effect_ci_high": effect.ci[1] if effect and effect.ci else None,
                     "effect_p": effect.p if effect else None,
                     "effect_df": effect.df if effect else None,
                     "effect_wald_p": effect.wald_p if effect else None,

@@ -133,8 +133,8 @@ def mixed_model(
     model.se = float(math.sqrt(max(fit.cov_beta[1, 1], 0.0)))
     df = float(fit.df[1]) if fit.df is not None else None
     table = coefficient_table(model.coefficient, model.se, df, confidence)
-    model.df, model.t, model.p, model.ci = df, table["t"], table["p"], table["ci"]  # type: ignore[assignment]
-    model.wald_p, model.wald_ci = table["wald_p"], table["wald_ci"]  # type: ignore[assignment]
+    model.df, model.t, model.p, model.ci = df, table.t, table.p, table.ci
+    model.wald_p, model.wald_ci = table.wald_p, table.wald_ci
     model.variances = fit.variances
     model.warnings = fit_warnings(model.groups, fit)
     fixed = float(np.var(design @ fit.beta, ddof=1))
@@ -168,6 +168,19 @@ class _Parts:
     big_u: np.ndarray
     c: np.ndarray
     blocks: list[slice]  # each factor's rows of q-space
+
+
+@dataclass
+class _Derivatives:
+    """Per factor f, g (q-space blocks): tr(K_ff), |u_f|², |K_fg|²_F, u_f' K_fg u_g and F_f'F_f (K = Z'PZ,
+    u = Z'Py, F = Z'V⁻¹X), and the parts they came from."""
+
+    tr_k: np.ndarray
+    a: np.ndarray
+    kk: np.ndarray
+    uku: np.ndarray
+    ff: np.ndarray
+    parts: _Parts
 
 
 class _Reml:
@@ -278,7 +291,7 @@ class _Reml:
         c[:k, :k], c[k:, k:] = c_small, -xhx_inv
         return _Parts(beta, xhx, pwrss, modes / level_s, f, delta, big_u, c, blocks)
 
-    def derivatives(self, s: np.ndarray) -> dict[str, np.ndarray]:
+    def derivatives(self, s: np.ndarray) -> _Derivatives:
         """Exact first and second derivatives, in the variance ratios s, of the pieces of the REML deviance
         D(s, sigma) = log|V| + log|X'V⁻¹X| + y'Py / sigma² + (n - p) log(2 pi sigma²)."""
         parts = self.structure(s)
@@ -300,15 +313,15 @@ class _Reml:
             for g in range(k):
                 kk[f, g] += np.trace(parts.c @ grams[g] @ parts.c @ grams[f])
                 uku[f, g] += ts[f] @ parts.c @ ts[g]
-        return {"tr_k": tr_k, "a": a, "kk": kk, "uku": uku, "ff": np.array(ff), "parts": parts}  # type: ignore[dict-item]
+        return _Derivatives(tr_k=tr_k, a=a, kk=kk, uku=uku, ff=np.array(ff), parts=parts)
 
     def profiled_newton(self, log_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and Hessian of the profiled deviance in log(s)."""
         s = np.exp(log_s)
         d = self.derivatives(s)
-        m, w = self.n - self.p, d["parts"].pwrss
-        grad_s = d["tr_k"] - m * d["a"] / w
-        hess_s = -d["kk"] + m * (2 * d["uku"] / w - np.outer(d["a"], d["a"]) / w**2)
+        m, w = self.n - self.p, d.parts.pwrss
+        grad_s = d.tr_k - m * d.a / w
+        hess_s = -d.kk + m * (2 * d.uku / w - np.outer(d.a, d.a) / w**2)
         return s * grad_s, np.outer(s, s) * hess_s + np.diag(s * grad_s)
 
 
@@ -373,12 +386,12 @@ def satterthwaite(
     reml = _Reml(design, y, {name: factors[name] for name in positive})
     s = np.array([positive[name] for name in reml.names])
     d = reml.derivatives(s)
-    parts: _Parts = d["parts"]  # type: ignore[assignment]
+    parts = d.parts
     theta, sigma2, k = np.sqrt(s), sigma**2, s.size
-    grad_s = d["tr_k"] - d["a"] / sigma2
+    grad_s = d.tr_k - d.a / sigma2
     hessian = np.zeros((k + 1, k + 1))
-    hessian[:k, :k] = 4 * np.outer(theta, theta) * (-d["kk"] + 2 * d["uku"] / sigma2) + np.diag(2 * grad_s)
-    hessian[:k, k] = hessian[k, :k] = 2 * theta * 2 * d["a"] / sigma**3
+    hessian[:k, :k] = 4 * np.outer(theta, theta) * (-d.kk + 2 * d.uku / sigma2) + np.diag(2 * grad_s)
+    hessian[:k, k] = hessian[k, :k] = 2 * theta * 2 * d.a / sigma**3
     hessian[k, k] = 6 * parts.pwrss / sigma2**2 - 2 * (n - p) / sigma2
     values, vectors = np.linalg.eigh(hessian)
     notes = []
@@ -392,7 +405,7 @@ def satterthwaite(
     keep = values > EIGEN_TOL
     covariance = 2 * (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
     xhx_inv = np.linalg.inv(parts.xhx)
-    jacobian = [2 * theta[f] * sigma2 * xhx_inv @ d["ff"][f] @ xhx_inv for f in range(k)]  # type: ignore[index]
+    jacobian = [2 * theta[f] * sigma2 * xhx_inv @ d.ff[f] @ xhx_inv for f in range(k)]
     jacobian.append(2 * sigma * xhx_inv)
     variance = sigma2 * np.diag(xhx_inv)
     gradients = np.array([np.diag(j) for j in jacobian])  # varpar x coefficient
@@ -402,21 +415,34 @@ def satterthwaite(
     return df, notes
 
 
-def coefficient_table(estimate: float, se: float, df: float | None, confidence: float) -> dict[str, object]:
-    """t, its p and CI on Satterthwaite's df (lmerTest's summary and confint(contest)), and the Wald (normal) ones."""
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    table: dict[str, object] = {
-        "wald_ci": (estimate - z * se, estimate + z * se),
-        "wald_p": float(2 * stats.norm.sf(abs(estimate / se))) if se > 0 else 0.0,
-        "t": estimate / se if se > 0 else None,
-        "df": df,
-        "p": None,
-        "ci": None,
-    }
+@dataclass
+class Inference:
+    """One coefficient's test: t, its p and CI on Satterthwaite's df (lmerTest's summary and contest), and the
+    Wald (normal) p and CI."""
+
+    t: float | None
+    df: float | None
+    p: float | None
+    ci: tuple[float, float] | None
+    wald_p: float
+    wald_ci: tuple[float, float]
+
+
+def coefficient_table(estimate: float, se: float, df: float | None, confidence: float) -> Inference:
+    """The test of one coefficient from its estimate, SE and df."""
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    table = Inference(
+        t=estimate / se if se > 0 else None,
+        df=df,
+        p=None,
+        ci=None,
+        wald_p=float(2 * stats.norm.sf(abs(estimate / se))) if se > 0 else 0.0,
+        wald_ci=(estimate - z * se, estimate + z * se),
+    )
     if df is not None and not math.isnan(df) and df > 0 and se > 0:
-        q = stats.t.ppf(0.5 + confidence / 2, df)
-        table["p"] = float(2 * stats.t.sf(abs(estimate / se), df))
-        table["ci"] = (estimate - q * se, estimate + q * se)
+        q = float(stats.t.ppf(0.5 + confidence / 2, df))
+        table.p = float(2 * stats.t.sf(abs(estimate / se), df))
+        table.ci = (estimate - q * se, estimate + q * se)
     return table
 
 
