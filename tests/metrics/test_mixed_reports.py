@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from metrics.reports import clear_cache
 from tests.factories import ItemFactory, ProjectFactory, SubmittedPostEditFactory, UserFactory
+from tests.metrics.report_data import build_study
 
 pytestmark = pytest.mark.django_db
 
@@ -87,3 +88,16 @@ def test_the_report_page_and_the_api_show_them(pilot, researcher_client):
     data = researcher_client.get(api).json()
     effect = data["conditions"]["model"]["effects"][0]
     assert effect["df"] > 0 and effect["ci"][0] < effect["estimate"] < effect["ci"][1] and effect["warnings"]
+
+
+def test_the_metric_models_show_df_p_criterion_and_warnings(researcher_client, annotator, other_annotator):
+    project, _ = build_study(annotators=[annotator, other_annotator])
+    page = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk}) + "?target=keystrokes")
+    rows = page.context["mixed_rows"]
+    assert rows and all(row["df"] > 0 and row["reml_criterion"] is not None for row in rows)
+    assert all(any("only 2 annotator levels (fewer than 5)" in w for w in row["warnings"]) for row in rows)
+    body = page.content.decode()
+    assert '<th data-type="number">df</th>' in body and "only 2 annotator levels (fewer than 5)" in body
+    data = reverse("metrics-report-data", kwargs={"project_id": project.pk, "fmt": "csv"}) + "?target=keystrokes"
+    table = list(csv.DictReader(io.StringIO(researcher_client.get(data).content.decode())))
+    assert all(float(row["mixed_df"]) > 0 and "fewer than 5" in row["mixed_warnings"] for row in table)
