@@ -55,6 +55,11 @@ SINGULAR_TOL = 1e-4  # lme4's isSingular tolerance on theta
 SINGULAR_MESSAGE = "boundary (singular) fit: see help('isSingular')"  # lme4's words
 EIGEN_TOL = 1e-8  # lmerTest's tolerance on the eigenvalues of the deviance's Hessian
 FEW_LEVELS = 5  # a random factor with fewer levels gets a warning
+DF_SMALL_LEVELS = 2_000  # Satterthwaite's df: at most this many levels of the smaller crossed factor
+
+
+class TooLarge(ValueError):
+    """A model too large for the exact derivatives Satterthwaite's df need."""
 
 
 @dataclass
@@ -384,6 +389,14 @@ def satterthwaite(
     if not positive:
         return np.full(p, float(n - p)), []
     reml = _Reml(design, y, {name: factors[name] for name in positive})
+    if reml.small is not None:
+        small, big = (int(factors[name].max()) + 1 for name in reml.names)
+        if small > DF_SMALL_LEVELS or small * big > DENSE_CROSS:
+            raise TooLarge(
+                f"Satterthwaite's degrees of freedom are not computed with {small:,} x {big:,} crossed levels "
+                f"(more than {DF_SMALL_LEVELS:,} of the smaller factor or {DENSE_CROSS:,} cells): "
+                "no t-based p or CI, the Wald ones only"
+            )
     s = np.array([positive[name] for name in reml.names])
     d = reml.derivatives(s)
     parts = d.parts
@@ -497,6 +510,8 @@ def fit_model(
     criterion = reml.criterion(log_s)
     try:
         df, notes = satterthwaite(design, y, factors, ratios, math.sqrt(sigma2))
+    except TooLarge as error:
+        df, notes = None, [str(error)]
     except (np.linalg.LinAlgError, ValueError):
         df, notes = None, ["Satterthwaite's degrees of freedom could not be computed (singular Hessian)"]
     theta = {name: math.sqrt(ratios[name]) for name in factors}

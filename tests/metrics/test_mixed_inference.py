@@ -199,3 +199,14 @@ def test_condition_rows_carry_df_and_the_warnings():
     assert "only 3 annotator levels" in flat["B"]["effect_warnings"]
     assert "condition 'B' has 9 edits in the model (fewer than 10)" in flat["B"]["effect_warnings"]
     assert flat["A"]["effect_warnings"] is None
+
+
+def test_a_model_too_large_for_the_df_says_so_and_keeps_the_wald_figures(monkeypatch):
+    monkeypatch.setattr("metrics.analysis.mixed.DF_SMALL_LEVELS", 3)
+    design, y, factors = generated(2, 5, 10, 1.0)
+    model = mixed_model(design[:, -1], y, factors)
+    assert model.df is None and model.p is None and model.ci is None
+    assert model.wald_p is not None and model.wald_ci is not None and model.coefficient is not None
+    assert any(
+        "Satterthwaite's degrees of freedom are not computed with 5 x 10 crossed levels" in w for w in model.warnings
+    )
