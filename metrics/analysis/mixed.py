@@ -525,8 +525,8 @@ def _fit_reml(design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarra
     # A coarse grid first (the restricted likelihood of variance ratios is smooth but may be flat),
     # then Powell's method from the best point: no gradient needed, and it goes all the way to
     # the optimum where a quasi-Newton line search stalls on the flat likelihood of a few annotators.
-    # Newton steps with the exact derivatives then finish it; a ratio that goes below the singular
-    # tolerance is set to zero (the factor is left out), as lme4's bounded optimiser leaves it there.
+    # Newton steps with the exact derivatives then finish it; a ratio that falls to the search's floor
+    # (BOUNDARY_RATIO) is set to zero and its factor left out, as lme4's bounded optimiser leaves theta at 0.
     grid = np.array(np.meshgrid(*[[-6.0, -2.0, 0.0, 2.0]] * k)).reshape(k, -1).T
     start = min(grid, key=reml.deviance)
     result = optimize.minimize(
