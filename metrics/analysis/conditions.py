@@ -19,8 +19,12 @@ intercept only when items are shared (several edits of one item), crossed with t
 Fitted by REML with the engine of metrics.analysis.mixed (the structured one by default, or
 statsmodels' MixedLM with both intercepts as variance components of one group); each
 non-baseline condition's effect is its fixed coefficient in the target's units (or in log units
-for log(time): exp(effect) is the ratio to the baseline), with a Wald (normal) 95% CI and p from
-sigma² (X' H⁻¹ X)⁻¹, as the metric models are reported.
+for log(time): exp(effect) is the ratio to the baseline), with lmerTest's inference as the metric
+models have it: se from sigma² (X' V⁻¹ X)⁻¹, Satterthwaite's df, p and 95% CI from the t
+distribution; the Wald (normal) ones are kept as wald_p and wald_ci. In R:
+lmer(target ~ relevel(factor(condition), ref = baseline) + (1 | annotator) [+ (1 | item)]).
+Beside the figures: the REML criterion, lme4's singular-fit message, a warning for a factor with
+fewer than 5 levels, and one for a condition with fewer than FEW_EDITS edits in the model.
 
 Rows without a condition ("") are left out with a message. Degenerate data (one condition, a
 condition with one row, a fit that fails) gives a message and no figure, never an exception; an
@@ -35,17 +39,17 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from metrics.analysis.bootstrap import resample_counts
 from metrics.analysis.common import ANNOTATOR, DEFAULT_SETTINGS, ITEM, Settings, plain
-from metrics.analysis.mixed import _fit_reml
+from metrics.analysis.mixed import Fit, coefficient_table, fit_model, fit_warnings
 
 CONDITION = "condition"
 WORDS = "edited_words"  # words of the edited text per row (word_counts of the post-edit)
 TIME = "wall_ms"
 NAME_SHOWN = 80  # characters of a bad baseline name repeated in a message
+FEW_EDITS = 10  # a condition with fewer edits in the model gets a warning beside its effect
 
 
 class BaselineError(ValueError):
@@ -71,10 +75,16 @@ class ConditionEffect:
     condition: str
     estimate: float  # the condition's mean difference from the baseline (target or log units)
     se: float
-    ci: tuple[float, float]
-    p: float
+    ci: tuple[float, float] | None  # t on Satterthwaite's df
+    p: float | None
+    df: float | None = None
+    t: float | None = None
+    wald_ci: tuple[float, float] | None = None  # normal
+    wald_p: float | None = None
+    n: int = 0  # edits of the condition in the model
     ratio: float | None = None  # exp(estimate), for a model of log(time)
     ratio_ci: tuple[float, float] | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -84,10 +94,17 @@ class ConditionModel:
     groups: dict[str, int]
     log_target: bool = False
     intercept: float | None = None  # the baseline's fitted mean
+    intercept_se: float | None = None
+    intercept_df: float | None = None
+    intercept_p: float | None = None  # t on Satterthwaite's df
     effects: list[ConditionEffect] = field(default_factory=list)
     variances: dict[str, float] = field(default_factory=dict)
     converged: bool = False
+    reml_criterion: float | None = None
+    gradient: float | None = None
+    singular: bool = False
     engine: str = "reml"
+    warnings: list[str] = field(default_factory=list)  # the fit's: singular, few levels
     messages: list[str] = field(default_factory=list)
 
 
@@ -234,23 +251,52 @@ def condition_model(
         return model
     # As in the pipeline: the arrays are long and thin, BLAS threads only contend on a busy machine.
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
-        fit = _fit_statsmodels(design, y, used) if engine == "statsmodels" else _fit_reml(design, y, used)
+        fit: Fit | None = fit_model(
+            design, y, used, engine, statsmodels_fit=_fit_statsmodels if engine == "statsmodels" else None
+        )
     if fit is None:
         model.messages.append("the mixed model could not be fitted (singular design)")
         return model
-    beta, cov_beta, variances, converged = fit
-    model.converged, model.variances, model.intercept = converged, variances, float(beta[0])
-    if not converged:
+    model.converged, model.variances, model.intercept = fit.converged, fit.variances, float(fit.beta[0])
+    model.reml_criterion, model.gradient, model.singular = fit.criterion, fit.gradient, fit.singular
+    model.warnings = fit_warnings(model.groups, fit)
+    if not fit.converged:
         model.messages.append("the mixed-model fit did not converge; its figures are the last iterate")
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    ses = np.sqrt(np.maximum(np.diag(fit.cov_beta), 0.0))
+    dfs: list[float | None] = [float(v) for v in fit.df] if fit.df is not None else [None] * ses.size
+    model.intercept_se, model.intercept_df = float(ses[0]), dfs[0]
+    model.intercept_p = coefficient_table(model.intercept, model.intercept_se, dfs[0], confidence).p
     for j, name in enumerate(others, start=1):
-        estimate, se = float(beta[j]), math.sqrt(max(float(cov_beta[j, j]), 0.0))
-        ci = (estimate - z * se, estimate + z * se)
-        p = float(2 * stats.norm.sf(abs(estimate / se))) if se > 0 else 0.0
-        effect = ConditionEffect(condition=name, estimate=estimate, se=se, ci=ci, p=p)
-        if log_target:
-            effect.ratio, effect.ratio_ci = math.exp(estimate), (math.exp(ci[0]), math.exp(ci[1]))
+        estimate, se = float(fit.beta[j]), float(ses[j])
+        table = coefficient_table(estimate, se, dfs[j], confidence)
+        effect = ConditionEffect(
+            condition=name,
+            estimate=estimate,
+            se=se,
+            ci=table.ci,
+            p=table.p,
+            df=dfs[j],
+            t=table.t,
+            wald_ci=table.wald_ci,
+            wald_p=table.wald_p,
+            n=int((conditions == name).sum()),
+        )
+        if effect.n < FEW_EDITS:
+            effect.warnings.append(
+                f"condition {name!r} has {effect.n} edit{'s' if effect.n != 1 else ''} in the model "
+                f"(fewer than {FEW_EDITS}): its effect rests on few edits"
+            )
+        if log_target and effect.ci is not None:
+            effect.ratio, effect.ratio_ci = math.exp(estimate), (math.exp(effect.ci[0]), math.exp(effect.ci[1]))
+        elif log_target:
+            effect.ratio = math.exp(estimate)
         model.effects.append(effect)
+    baseline_n = int((conditions == baseline).sum())
+    if baseline_n < FEW_EDITS:
+        model.warnings.append(
+            f"the baseline {baseline!r} has {baseline_n} edit{'s' if baseline_n != 1 else ''} in the model "
+            f"(fewer than {FEW_EDITS}): every effect is measured from few edits"
+        )
     return model
 
 
@@ -403,15 +449,27 @@ def condition_rows(analysis: ConditionAnalysis) -> list[dict]:
                     "hours": s.hours,
                     "words_per_hour": s.words_per_hour,
                     "effect": effect.estimate if effect else None,
-                    "effect_ci_low": effect.ci[0] if effect else None,
-                    "effect_ci_high": effect.ci[1] if effect else None,
+                    "effect_ci_low": effect.ci[0] if effect and effect.ci else None,
+                    "effect_ci_high": effect.ci[1] if effect and effect.ci else None,
                     "effect_p": effect.p if effect else None,
+                    "effect_df": effect.df if effect else None,
+                    "effect_wald_p": effect.wald_p if effect else None,
+                    "effect_warnings": _warnings(analysis.model, effect),
                     "log_effect": log_effect.estimate if log_effect else None,
                     "time_ratio": log_effect.ratio if log_effect else None,
                     "time_ratio_ci_low": log_effect.ratio_ci[0] if log_effect and log_effect.ratio_ci else None,
                     "time_ratio_ci_high": log_effect.ratio_ci[1] if log_effect and log_effect.ratio_ci else None,
                     "log_effect_p": log_effect.p if log_effect else None,
+                    "log_effect_df": log_effect.df if log_effect else None,
+                    "log_effect_warnings": _warnings(analysis.log_model, log_effect),
                 }
             )
         )
     return rows
+
+
+def _warnings(model: ConditionModel | None, effect: ConditionEffect | None) -> str | None:
+    """The model's warnings and the effect's, beside the effect (None for the baseline's row)."""
+    if model is None or effect is None:
+        return None
+    return "; ".join([*model.warnings, *effect.warnings])

@@ -7,27 +7,39 @@ people post-edited it), crossed with the annotator.
 
 Both the metric and the target (or log(target), for heavy-tailed times) are standardised on
 the rows used, so the metric's coefficient is in standard deviations of the target per
-standard deviation of the metric. Fitted by REML; the coefficient's 95% CI and p are Wald
-(normal) from sigma² (X' H⁻¹ X)⁻¹. R² after Nakagawa & Schielzeth (2013): with the variance
-of the fixed-effect predictions sigma²_f (sample variance, as R's var() in MuMIn), the random
-intercept variances sigma²_a, sigma²_i and the residual variance sigma²_e,
-marginal = sigma²_f / (sigma²_f + sigma²_a + sigma²_i + sigma²_e) and conditional =
-(sigma²_f + sigma²_a + sigma²_i) / (the same sum).
+standard deviation of the metric: R's lmer(scale(y) ~ scale(x) + (1 | annotator) [+ (1 | item)]).
+Fitted by REML as lme4 fits it; the inference is lmerTest's: the coefficient's t = b / se with
+se² from sigma² (X' V⁻¹ X)⁻¹, Satterthwaite's degrees of freedom (`satterthwaite`), p and CI
+from the t distribution. The Wald (normal) p and CI are kept under their own names (wald_p,
+wald_ci): they hold only with many annotators. R² after Nakagawa & Schielzeth (2013), as
+performance::r2_nakagawa: with the variance of the fixed-effect predictions sigma²_f (sample
+variance, R's var()), the random intercept variances sigma²_a, sigma²_i and the residual
+variance sigma²_e, marginal = sigma²_f / (sigma²_f + sigma²_a + sigma²_i + sigma²_e) and
+conditional = (sigma²_f + sigma²_a + sigma²_i) / (the same sum).
+
+Beside the fit: the REML criterion (-2 log restricted likelihood, lme4's "REML criterion at
+convergence": lower is better, so an engine that reports a higher one stopped short), whether
+the optimiser converged and the largest gradient of the criterion in theta; lme4's "boundary
+(singular) fit" when a relative sd theta is below 1e-4 (isSingular's tolerance); a warning for a
+factor with fewer than FEW_LEVELS levels.
 
 Engines. statsmodels' MixedLM fits crossed intercepts only as variance components of a single
 group; on IWSLT2019 (5,235 edits, 1,047 items) that took 22 s of CPU per fit even with sparse
-matrices, and a report needs 16. The default engine ("reml") maximises the same restricted
-likelihood with the structure of the problem: two crossed random intercepts make the
-(q x q) matrix Lambda⁻¹ + Z'Z a diagonal block for the factor with many levels (the items)
-and a small dense one for the other (the annotators), so a likelihood evaluation is a
-Cholesky of the small block, and the fit takes milliseconds. The tests compare both engines
-with statsmodels called directly. engine="statsmodels" runs statsmodels itself.
+matrices, and a report needs 16; it also stops at worse REML optima on some real studies. The
+default engine ("reml") maximises the same restricted likelihood with the structure of the
+problem: two crossed random intercepts make the (q x q) matrix Lambda⁻¹ + Z'Z a diagonal block
+for the factor with many levels (the items) and a small dense one for the other (the
+annotators), so a likelihood evaluation is a Cholesky of the small block, and the fit takes
+milliseconds; Newton steps with the exact derivatives finish the optimisation. The same
+structure makes Z'PZ diagonal plus low rank, which gives the exact derivatives Satterthwaite's
+df need. engine="statsmodels" runs statsmodels itself (its df, p and criterion are computed at
+its estimates). The tests compare the default engine with R (lme4, lmerTest, performance).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +50,16 @@ from scipy.linalg import cho_factor, cho_solve
 ENGINES = ("reml", "statsmodels")
 DENSE_CROSS = 4_000_000  # cells of the annotator x item count table kept dense
 LOG_FLOOR = -25.0  # log of the smallest variance ratio searched: a variance this small is zero
+BOUNDARY_RATIO = math.exp(LOG_FLOOR + 1)  # a variance ratio below it is on the boundary (zero)
+SINGULAR_TOL = 1e-4  # lme4's isSingular tolerance on theta
+SINGULAR_MESSAGE = "boundary (singular) fit: see help('isSingular')"  # lme4's words
+EIGEN_TOL = 1e-8  # lmerTest's tolerance on the eigenvalues of the deviance's Hessian
+FEW_LEVELS = 5  # a random factor with fewer levels gets a warning
+DF_SMALL_LEVELS = 2_000  # Satterthwaite's df: at most this many levels of the smaller crossed factor
+
+
+class TooLarge(ValueError):
+    """A model too large for the exact derivatives Satterthwaite's df need."""
 
 
 @dataclass
@@ -47,13 +69,21 @@ class MixedModel:
     groups: dict[str, int]  # random factor -> its levels among the rows used
     coefficient: float | None = None  # standardised
     se: float | None = None
-    ci: tuple[float, float] | None = None
-    p: float | None = None
+    df: float | None = None  # Satterthwaite's
+    t: float | None = None
+    ci: tuple[float, float] | None = None  # t on df
+    p: float | None = None  # t on df
+    wald_ci: tuple[float, float] | None = None  # normal
+    wald_p: float | None = None
     variances: dict[str, float] = field(default_factory=dict)  # factor -> variance, and "residual"
     r2_marginal: float | None = None
     r2_conditional: float | None = None
     converged: bool = False
+    reml_criterion: float | None = None
+    gradient: float | None = None  # max |d criterion / d theta|, default engine only
+    singular: bool = False
     engine: str = "reml"
+    warnings: list[str] = field(default_factory=list)  # beside the figure: singular fit, few levels
     messages: list[str] = field(default_factory=list)
 
 
@@ -95,23 +125,26 @@ def mixed_model(
         return model
     xz, yz = standardise(x), standardise(y)
     design = np.column_stack([np.ones(x.size), xz])
-    fit = _fit_statsmodels(design, yz, used) if engine == "statsmodels" else _fit_reml(design, yz, used)
+    with np.errstate(all="ignore"):
+        fit = fit_model(design, yz, used, engine)
     if fit is None:
         model.messages.append("the mixed model could not be fitted (singular design)")
         return model
-    beta, cov_beta, variances, converged = fit
-    model.converged = converged
-    if not converged:
+    model.converged, model.reml_criterion, model.gradient = fit.converged, fit.criterion, fit.gradient
+    model.singular = fit.singular
+    if not fit.converged:
         model.messages.append("the mixed-model fit did not converge; its figures are the last iterate")
-    model.coefficient = float(beta[1])
-    model.se = float(math.sqrt(max(cov_beta[1, 1], 0.0)))
-    z = stats.norm.ppf(0.5 + confidence / 2)
-    model.ci = (model.coefficient - z * model.se, model.coefficient + z * model.se)
-    model.p = float(2 * stats.norm.sf(abs(model.coefficient / model.se))) if model.se > 0 else 0.0
-    model.variances = variances
-    fixed = float(np.var(design @ beta, ddof=1))
-    random = sum(v for name, v in variances.items() if name != "residual")
-    total = fixed + random + variances["residual"]
+    model.coefficient = float(fit.beta[1])
+    model.se = float(math.sqrt(max(fit.cov_beta[1, 1], 0.0)))
+    df = float(fit.df[1]) if fit.df is not None else None
+    table = coefficient_table(model.coefficient, model.se, df, confidence)
+    model.df, model.t, model.p, model.ci = df, table.t, table.p, table.ci
+    model.wald_p, model.wald_ci = table.wald_p, table.wald_ci
+    model.variances = fit.variances
+    model.warnings = fit_warnings(model.groups, fit)
+    fixed = float(np.var(design @ fit.beta, ddof=1))
+    random = sum(v for name, v in fit.variances.items() if name != "residual")
+    total = fixed + random + fit.variances["residual"]
     if total > 0:
         model.r2_marginal = fixed / total
         model.r2_conditional = (fixed + random) / total
@@ -126,6 +159,35 @@ def _indicator(codes: np.ndarray) -> sparse.csr_array:
     return sparse.csr_array((np.ones(n), (np.arange(n), codes)), shape=(n, int(codes.max()) + 1))
 
 
+@dataclass
+class _Parts:
+    """Everything at one point s (variance ratios, all > 0) that the derivatives need; q-space is the levels of
+    the factors, in self.names order. K = Z'PZ = diag(delta) + U C U'."""
+
+    beta: np.ndarray
+    xhx: np.ndarray  # X' V⁻¹ X (V = I + Z S Z')
+    pwrss: float  # (y - X b)' V⁻¹ (y - X b)
+    u: np.ndarray  # Z' P y
+    f: np.ndarray  # Z' V⁻¹ X
+    delta: np.ndarray
+    big_u: np.ndarray
+    c: np.ndarray
+    blocks: list[slice]  # each factor's rows of q-space
+
+
+@dataclass
+class _Derivatives:
+    """Per factor f, g (q-space blocks): tr(K_ff), |u_f|², |K_fg|²_F, u_f' K_fg u_g and F_f'F_f (K = Z'PZ,
+    u = Z'Py, F = Z'V⁻¹X), and the parts they came from."""
+
+    tr_k: np.ndarray
+    a: np.ndarray
+    kk: np.ndarray
+    uku: np.ndarray
+    ff: np.ndarray
+    parts: _Parts
+
+
 class _Reml:
     """The restricted log-likelihood of y = X b + sum_f Z_f u_f + e, u_f ~ N(0, theta_f sigma² I), e ~ N(0, sigma² I),
     profiled over b and sigma², as a function of log(theta). The factor with the most levels is the
@@ -133,14 +195,18 @@ class _Reml:
 
     def __init__(self, design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarray]):
         self.n, self.p = design.shape
+        self.design, self.y = design, y
         data = np.column_stack([design, y])
         self.gram = data.T @ data
         # log_theta follows self.names: the factor with fewer levels first, the one with the most last.
         self.names = sorted(factors, key=lambda name: int(factors[name].max()))
+        self.factors = dict(factors)
+        self.small = None
+        if not self.names:
+            return
         big = _indicator(factors[self.names[-1]])
         self.big_counts = np.asarray(big.sum(axis=0)).ravel()
         self.big_sums = np.asarray(big.T @ data)
-        self.small = None
         if len(self.names) == 2:
             small = _indicator(factors[self.names[0]])
             counted = sparse.csr_array(small.T @ big)  # edits per (small level, big level)
@@ -150,6 +216,8 @@ class _Reml:
 
     def parts(self, log_theta: np.ndarray) -> tuple[np.ndarray, float]:
         """(W' H⁻¹ W for W = [X, y], log |H|) at the variance ratios exp(log_theta) (factor order as sorted)."""
+        if not self.names:
+            return self.gram.copy(), 0.0
         theta = np.exp(log_theta)
         diagonal = self.big_counts + 1 / theta[-1]
         scaled = self.big_sums / diagonal[:, None]
@@ -165,7 +233,7 @@ class _Reml:
         return inner, log_det
 
     def fixed(self, log_theta: np.ndarray) -> tuple[np.ndarray, float, np.ndarray, float]:
-        """(b, sigma², X' H⁻¹ X, the restricted deviance) at log_theta."""
+        """(b, sigma², X' H⁻¹ X, the restricted deviance without constants) at log_theta."""
         inner, log_det = self.parts(log_theta)
         p = self.p
         xhx, xhy = inner[:p, :p], inner[:p, p]
@@ -181,6 +249,275 @@ class _Reml:
         except (np.linalg.LinAlgError, ValueError):
             return math.inf
 
+    def criterion(self, log_theta: np.ndarray) -> float:
+        """lme4's "REML criterion at convergence": -2 log restricted likelihood, its constants included."""
+        return self.deviance(log_theta) + (self.n - self.p) * (1 + math.log(2 * math.pi))
+
+    def structure(self, s: np.ndarray) -> _Parts:
+        """K = Z'PZ as diagonal plus low rank, with Z'Py and Z'V⁻¹X, at variance ratios s > 0.
+
+        M = Z'Z + S⁻¹ has inverse blockdiag(0, D⁻¹) + R Σ⁻¹ R' (R = [I; -D⁻¹B'], Σ the Schur complement),
+        Z'V⁻¹Z = S⁻¹ - S⁻¹ M⁻¹ S⁻¹ and Z'V⁻¹W = S⁻¹ M⁻¹ Z'W, so that K = Z'V⁻¹Z - F H⁻¹ F' keeps that form."""
+        p = self.p
+        big_s = s[-1]
+        diagonal = self.big_counts + 1 / big_s
+        ztw_big = self.big_sums
+        if self.small is None:
+            minv_ztw = ztw_big / diagonal[:, None]
+            level_s = np.full(diagonal.size, big_s)
+            delta = 1 / big_s - 1 / (big_s**2 * diagonal)
+            first: list[np.ndarray] = []
+            blocks = [slice(0, diagonal.size)]
+            c_small = np.zeros((0, 0))
+        else:
+            counts, ztw_small, cross = self.small
+            cross = cross.toarray() if sparse.issparse(cross) else cross
+            small_s = s[0]
+            schur = np.diag(counts + 1 / small_s) - (cross / diagonal) @ cross.T
+            schur_inv = np.linalg.inv(schur)
+            w = schur_inv @ (ztw_small - cross @ (ztw_big / diagonal[:, None]))
+            minv_ztw = np.vstack([w, (ztw_big - cross.T @ w) / diagonal[:, None]])
+            level_s = np.concatenate([np.full(counts.size, small_s), np.full(diagonal.size, big_s)])
+            delta = np.concatenate([np.full(counts.size, 1 / small_s), 1 / big_s - 1 / (big_s**2 * diagonal)])
+            first = [np.vstack([np.eye(counts.size) / small_s, -(cross.T / diagonal[:, None]) / big_s])]
+            blocks = [slice(0, counts.size), slice(counts.size, counts.size + diagonal.size)]
+            c_small = -schur_inv
+        ztw = np.vstack([self.small[1], ztw_big]) if self.small is not None else ztw_big
+        inner = self.gram - ztw.T @ minv_ztw
+        xhx, xhy = inner[:p, :p], inner[:p, p]
+        xhx_inv = np.linalg.inv(xhx)
+        beta = xhx_inv @ xhy
+        pwrss = float(inner[p, p] - xhy @ beta)
+        modes = minv_ztw[:, p] - minv_ztw[:, :p] @ beta  # the conditional modes of the random effects
+        f = minv_ztw[:, :p] / level_s[:, None]
+        big_u = np.hstack([*first, f])
+        c = np.zeros((big_u.shape[1],) * 2)
+        k = c_small.shape[0]
+        c[:k, :k], c[k:, k:] = c_small, -xhx_inv
+        return _Parts(beta, xhx, pwrss, modes / level_s, f, delta, big_u, c, blocks)
+
+    def derivatives(self, s: np.ndarray) -> _Derivatives:
+        """Exact first and second derivatives, in the variance ratios s, of the pieces of the REML deviance
+        D(s, sigma) = log|V| + log|X'V⁻¹X| + y'Py / sigma² + (n - p) log(2 pi sigma²)."""
+        parts = self.structure(s)
+        k = len(self.names)
+        tr_k, a = np.zeros(k), np.zeros(k)
+        kk, uku = np.zeros((k, k)), np.zeros((k, k))
+        grams, ts, ff = [], [], []
+        for f, block in enumerate(parts.blocks):
+            uf, df_, vf = parts.big_u[block], parts.delta[block], parts.u[block]
+            gram = uf.T @ uf
+            grams.append(gram)
+            ts.append(uf.T @ vf)
+            ff.append(parts.f[block].T @ parts.f[block])
+            tr_k[f] = df_.sum() + np.trace(parts.c @ gram)
+            a[f] = vf @ vf
+            kk[f, f] = (df_**2).sum() + 2 * np.trace(parts.c @ (uf.T @ (df_[:, None] * uf)))
+            uku[f, f] = vf @ (df_ * vf)
+        for f in range(k):
+            for g in range(k):
+                kk[f, g] += np.trace(parts.c @ grams[g] @ parts.c @ grams[f])
+                uku[f, g] += ts[f] @ parts.c @ ts[g]
+        return _Derivatives(tr_k=tr_k, a=a, kk=kk, uku=uku, ff=np.array(ff), parts=parts)
+
+    def profiled_newton(self, log_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and Hessian of the profiled deviance in log(s)."""
+        s = np.exp(log_s)
+        d = self.derivatives(s)
+        m, w = self.n - self.p, d.parts.pwrss
+        grad_s = d.tr_k - m * d.a / w
+        hess_s = -d.kk + m * (2 * d.uku / w - np.outer(d.a, d.a) / w**2)
+        return s * grad_s, np.outer(s, s) * hess_s + np.diag(s * grad_s)
+
+
+def _polish(reml: _Reml, log_s: np.ndarray) -> tuple[np.ndarray, float]:
+    """Newton steps on the profiled deviance from the optimiser's point; (the point, max |gradient| in theta)."""
+    current, value = log_s.copy(), reml.deviance(log_s)
+    for _ in range(30):
+        try:
+            grad, hess = reml.profiled_newton(current)
+            step = -np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            break
+        if not np.all(np.linalg.eigvalsh(hess) > 0):
+            break
+        for _ in range(30):
+            trial = current + step
+            trial_value = reml.deviance(trial)
+            if trial_value <= value + 1e-12 * abs(value):
+                break
+            step = step / 2
+        else:
+            break
+        current, value = trial, trial_value
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    grad, _ = reml.profiled_newton(current)
+    # d/dtheta = 2 / theta d/dlog(s), theta = sqrt(s)
+    return current, float(np.max(np.abs(2 * grad / np.sqrt(np.exp(current)))))
+
+
+@dataclass
+class Fit:
+    """A REML fit as lme4 + lmerTest report it."""
+
+    beta: np.ndarray
+    cov_beta: np.ndarray  # sigma² (X' V⁻¹ X)⁻¹, lme4's vcov()
+    variances: dict[str, float]  # factor -> variance, and "residual"
+    theta: dict[str, float]  # factor -> its sd relative to the residual sd (lme4's theta)
+    converged: bool
+    criterion: float  # -2 log restricted likelihood (lme4's "REML criterion at convergence")
+    gradient: float | None  # max |d criterion / d theta| over the estimates off the boundary
+    df: np.ndarray | None  # Satterthwaite's, per coefficient
+    singular: bool
+    notes: list[str] = field(default_factory=list)  # lmerTest's warnings on the Hessian
+
+
+def satterthwaite(
+    design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarray], ratios: Mapping[str, float], sigma: float
+) -> tuple[np.ndarray, list[str]]:
+    """Satterthwaite's degrees of freedom of each coefficient, as lmerTest computes them for a REML fit.
+
+    With varpar = (theta, sigma) (theta_f = sqrt(ratio_f), the relative sds; sigma the residual sd):
+    A = 2 H⁺, H the Hessian of the REML deviance D(varpar) (β profiled out, lmerTest's devfun_vp) and H⁺ its
+    pseudo-inverse over the eigenvalues above 1e-8; g_k = d var(b_j) / d varpar_k, var(b) = sigma² (X'V⁻¹X)⁻¹;
+    df_j = 2 var(b_j)² / (g' A g). The derivatives are exact (lmerTest takes them by Richardson extrapolation).
+    A variance at zero leaves the derivatives in the others unchanged and contributes nothing (D is even in
+    its theta), so it is left out. Also returns lmerTest's warnings on the Hessian's eigenvalues."""
+    n, p = design.shape
+    positive = {name: float(ratios[name]) for name in factors if ratios[name] > 0}
+    if not positive:
+        return np.full(p, float(n - p)), []
+    reml = _Reml(design, y, {name: factors[name] for name in positive})
+    if reml.small is not None:
+        small, big = (int(factors[name].max()) + 1 for name in reml.names)
+        if small > DF_SMALL_LEVELS or small * big > DENSE_CROSS:
+            raise TooLarge(
+                f"Satterthwaite's degrees of freedom are not computed with {small:,} x {big:,} crossed levels "
+                f"(more than {DF_SMALL_LEVELS:,} of the smaller factor or {DENSE_CROSS:,} cells): "
+                "no t-based p or CI, the Wald ones only"
+            )
+    s = np.array([positive[name] for name in reml.names])
+    d = reml.derivatives(s)
+    parts = d.parts
+    theta, sigma2, k = np.sqrt(s), sigma**2, s.size
+    grad_s = d.tr_k - d.a / sigma2
+    hessian = np.zeros((k + 1, k + 1))
+    hessian[:k, :k] = 4 * np.outer(theta, theta) * (-d.kk + 2 * d.uku / sigma2) + np.diag(2 * grad_s)
+    hessian[:k, k] = hessian[k, :k] = 2 * theta * 2 * d.a / sigma**3
+    hessian[k, k] = 6 * parts.pwrss / sigma2**2 - 2 * (n - p) / sigma2
+    values, vectors = np.linalg.eigh(hessian)
+    notes = []
+    negative, zero = values < -EIGEN_TOL, np.abs(values) <= EIGEN_TOL
+    if negative.any():
+        shown = " ".join(f"{v:.1e}" for v in values[negative])
+        notes.append(f"Model failed to converge with {negative.sum()} negative eigenvalue(s): {shown}")
+    if zero.any():
+        shown = " ".join(f"{v:.1e}" for v in values[zero])
+        notes.append(f"Model may not have converged with {zero.sum()} eigenvalue(s) close to zero: {shown}")
+    keep = values > EIGEN_TOL
+    covariance = 2 * (vectors[:, keep] / values[keep]) @ vectors[:, keep].T
+    xhx_inv = np.linalg.inv(parts.xhx)
+    jacobian = [2 * theta[f] * sigma2 * xhx_inv @ d.ff[f] @ xhx_inv for f in range(k)]
+    jacobian.append(2 * sigma * xhx_inv)
+    variance = sigma2 * np.diag(xhx_inv)
+    gradients = np.array([np.diag(j) for j in jacobian])  # varpar x coefficient
+    denominator = np.einsum("kj,kl,lj->j", gradients, covariance, gradients)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(denominator > 0, 2 * variance**2 / denominator, np.inf)  # R: 2 v² / 0 = Inf
+    return df, notes
+
+
+@dataclass
+class Inference:
+    """One coefficient's test: t, its p and CI on Satterthwaite's df (lmerTest's summary and contest), and the
+    Wald (normal) p and CI."""
+
+    t: float | None
+    df: float | None
+    p: float | None
+    ci: tuple[float, float] | None
+    wald_p: float
+    wald_ci: tuple[float, float]
+
+
+def coefficient_table(estimate: float, se: float, df: float | None, confidence: float) -> Inference:
+    """The test of one coefficient from its estimate, SE and df."""
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    table = Inference(
+        t=estimate / se if se > 0 else None,
+        df=df,
+        p=None,
+        ci=None,
+        wald_p=float(2 * stats.norm.sf(abs(estimate / se))) if se > 0 else 0.0,
+        wald_ci=(estimate - z * se, estimate + z * se),
+    )
+    if df is not None and not math.isnan(df) and df > 0 and se > 0:
+        q = float(stats.t.ppf(0.5 + confidence / 2, df))
+        table.p = float(2 * stats.t.sf(abs(estimate / se), df))
+        table.ci = (estimate - q * se, estimate + q * se)
+    return table
+
+
+def fit_warnings(groups: Mapping[str, int], fit: Fit) -> list[str]:
+    """lme4's singular-fit message, a factor with fewer than FEW_LEVELS levels, lmerTest's Hessian warnings."""
+    warnings = []
+    if fit.singular:
+        at_zero = [name for name, value in fit.theta.items() if value < SINGULAR_TOL]
+        warnings.append(
+            f"{SINGULAR_MESSAGE} (the {' and '.join(at_zero)} variance is estimated at zero: "
+            f"relative sd below {SINGULAR_TOL:g})"
+        )
+    for name, levels in groups.items():
+        if levels < FEW_LEVELS:
+            warnings.append(
+                f"only {levels} {name} levels (fewer than {FEW_LEVELS}): the {name} variance is barely estimable, "
+                "and the degrees of freedom and p-values rest on it"
+            )
+    warnings.extend(fit.notes)
+    return warnings
+
+
+def fit_model(
+    design: np.ndarray,
+    y: np.ndarray,
+    factors: Mapping[str, np.ndarray],
+    engine: str = "reml",
+    *,
+    statsmodels_fit: Callable | None = None,
+) -> Fit | None:
+    """REML fit of y ~ design + a random intercept per factor (crossed), with Satterthwaite's df.
+
+    With engine="statsmodels", `statsmodels_fit` (default: this module's) fits it, and the criterion
+    and df are computed at its estimates."""
+    if engine == "statsmodels":
+        fitted = (statsmodels_fit or _fit_statsmodels)(design, y, factors)
+        if fitted is None:
+            return None
+        beta, cov_beta, variances, converged = fitted
+        sigma2 = variances["residual"]
+        ratios = {name: max(variances[name], 0.0) / sigma2 for name in factors}
+        gradient = None
+    else:
+        fitted_reml = _fit_reml(design, y, factors)
+        if fitted_reml is None:
+            return None
+        beta, cov_beta, variances, converged, gradient = fitted_reml
+        sigma2 = variances["residual"]
+        ratios = {name: variances[name] / sigma2 for name in factors}
+    reml = _Reml(design, y, {name: factors[name] for name in factors if ratios[name] > 0})
+    log_s = np.log(np.array([ratios[name] for name in reml.names]))
+    criterion = reml.criterion(log_s)
+    try:
+        df, notes = satterthwaite(design, y, factors, ratios, math.sqrt(sigma2))
+    except TooLarge as error:
+        df, notes = None, [str(error)]
+    except (np.linalg.LinAlgError, ValueError):
+        df, notes = None, ["Satterthwaite's degrees of freedom could not be computed (singular Hessian)"]
+    theta = {name: math.sqrt(ratios[name]) for name in factors}
+    singular = any(value < SINGULAR_TOL for value in theta.values())
+    return Fit(beta, cov_beta, variances, theta, converged, criterion, gradient, df, singular, notes)
+
 
 def _fit_reml(design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarray]):
     reml = _Reml(design, y, factors)
@@ -188,6 +525,8 @@ def _fit_reml(design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarra
     # A coarse grid first (the restricted likelihood of variance ratios is smooth but may be flat),
     # then Powell's method from the best point: no gradient needed, and it goes all the way to
     # the optimum where a quasi-Newton line search stalls on the flat likelihood of a few annotators.
+    # Newton steps with the exact derivatives then finish it; a ratio that falls to the search's floor
+    # (BOUNDARY_RATIO) is set to zero and its factor left out, as lme4's bounded optimiser leaves theta at 0.
     grid = np.array(np.meshgrid(*[[-6.0, -2.0, 0.0, 2.0]] * k)).reshape(k, -1).T
     start = min(grid, key=reml.deviance)
     result = optimize.minimize(
@@ -199,16 +538,32 @@ def _fit_reml(design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarra
     )
     if not math.isfinite(result.fun):
         return None
+    ratios = dict(zip(reml.names, np.exp(result.x), strict=True))
+    gradient = None
+    for _ in range(k + 1):
+        kept = {name: factors[name] for name in reml.names if ratios[name] >= BOUNDARY_RATIO}
+        if not kept:
+            break
+        inner = _Reml(design, y, kept)
+        start_log = np.log(np.array([ratios[name] for name in inner.names]))
+        try:
+            polished, gradient = _polish(inner, start_log)
+        except (np.linalg.LinAlgError, ValueError):
+            polished, gradient = start_log, None
+        ratios.update(dict(zip(inner.names, np.exp(polished), strict=True)))
+        if all(ratios[name] >= BOUNDARY_RATIO for name in kept):
+            break
+    ratios = {name: (value if value >= BOUNDARY_RATIO else 0.0) for name, value in ratios.items()}
+    kept = {name: factors[name] for name in reml.names if ratios[name] > 0}
+    final = _Reml(design, y, kept)
     try:
-        beta, sigma2, xhx, _ = reml.fixed(result.x)
+        beta, sigma2, xhx, _ = final.fixed(np.log(np.array([ratios[name] for name in final.names])))
         cov_beta = sigma2 * np.linalg.inv(xhx)
     except (np.linalg.LinAlgError, ValueError):
         return None
-    at_floor = result.x <= LOG_FLOOR + 1e-6
-    ratios = dict(zip(reml.names, np.where(at_floor, 0.0, np.exp(result.x)), strict=True))
     variances = {name: float(ratios[name] * sigma2) for name in factors}
     variances["residual"] = sigma2
-    return beta, cov_beta, variances, bool(result.success)
+    return beta, cov_beta, variances, bool(result.success), gradient
 
 
 def _fit_statsmodels(design: np.ndarray, y: np.ndarray, factors: Mapping[str, np.ndarray]):

@@ -596,10 +596,18 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             "bootstrap_ci_high": boot.ci[1] if boot else None,
             "bootstrap_excludes_zero": boot.excludes_zero if boot else None,
             "mixed_coefficient": mixed.coefficient if mixed else None,
+            "mixed_se": mixed.se if mixed else None,
+            "mixed_df": mixed.df if mixed else None,
+            "mixed_p": mixed.p if mixed else None,
             "mixed_ci_low": mixed.ci[0] if mixed and mixed.ci else None,
             "mixed_ci_high": mixed.ci[1] if mixed and mixed.ci else None,
+            "mixed_wald_p": mixed.wald_p if mixed else None,
             "mixed_r2_marginal": mixed.r2_marginal if mixed else None,
             "mixed_r2_conditional": mixed.r2_conditional if mixed else None,
+            "mixed_reml_criterion": mixed.reml_criterion if mixed else None,
+            "mixed_converged": mixed.converged if mixed else None,
+            "mixed_singular": mixed.singular if mixed else None,
+            "mixed_warnings": "; ".join(mixed.warnings) if mixed else None,
         }
         for annotator in analysis.annotators:
             row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)

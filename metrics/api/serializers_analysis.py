@@ -133,13 +133,30 @@ class MixedModelOutputSerializer(serializers.Serializer):
     groups = serializers.DictField(child=serializers.IntegerField(), help_text="Random factor -> its levels.")
     coefficient = serializers.FloatField(allow_null=True, help_text="The metric's standardised coefficient.")
     se = serializers.FloatField(allow_null=True)
-    ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
-    p = serializers.FloatField(allow_null=True)
+    df = serializers.FloatField(allow_null=True, help_text="Satterthwaite's degrees of freedom, as lmerTest's.")
+    t = serializers.FloatField(allow_null=True)
+    ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2, help_text="t on df."
+    )
+    p = serializers.FloatField(allow_null=True, help_text="t on df.")
+    wald_ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2, help_text="Normal (Wald)."
+    )
+    wald_p = serializers.FloatField(allow_null=True, help_text="Normal (Wald): right only with many annotators.")
     variances = serializers.DictField(child=serializers.FloatField(), help_text="Random factors and residual.")
     r2_marginal = serializers.FloatField(allow_null=True, help_text="Nakagawa & Schielzeth: fixed effects only.")
     r2_conditional = serializers.FloatField(allow_null=True, help_text="Fixed and random effects.")
     converged = serializers.BooleanField()
+    reml_criterion = serializers.FloatField(
+        allow_null=True,
+        help_text="-2 log restricted likelihood (lme4's REML criterion at convergence): lower is better.",
+    )
+    gradient = serializers.FloatField(allow_null=True, help_text="max |d criterion / d theta| at the estimates.")
+    singular = serializers.BooleanField(help_text="lme4's boundary (singular) fit: a relative sd below 1e-4.")
     engine = serializers.CharField(help_text="The fitting engine: reml or statsmodels (settings.mixed_engine).")
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="Beside the figures: singular fit, a factor with fewer than 5 levels."
+    )
     messages = serializers.ListField(child=serializers.CharField())
 
 
@@ -250,10 +267,18 @@ class ConditionEffectOutputSerializer(serializers.Serializer):
     condition = serializers.CharField()
     estimate = serializers.FloatField(help_text="Difference from the baseline (target units, or log units).")
     se = serializers.FloatField()
-    ci = serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2)
-    p = serializers.FloatField()
+    ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2, help_text="t on df."
+    )
+    p = serializers.FloatField(allow_null=True, help_text="t on df.")
+    df = serializers.FloatField(allow_null=True, help_text="Satterthwaite's degrees of freedom, as lmerTest's.")
+    t = serializers.FloatField(allow_null=True)
+    wald_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
+    wald_p = serializers.FloatField(allow_null=True, help_text="Normal (Wald).")
+    n = serializers.IntegerField(help_text="Edits of the condition in the model.")
     ratio = serializers.FloatField(allow_null=True, help_text="exp(estimate), for a model of log(time).")
     ratio_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
+    warnings = serializers.ListField(child=serializers.CharField(), help_text="Fewer than 10 edits.")
 
 
 class ConditionModelOutputSerializer(serializers.Serializer):
@@ -262,10 +287,22 @@ class ConditionModelOutputSerializer(serializers.Serializer):
     groups = serializers.DictField(child=serializers.IntegerField(), help_text="Random factor -> its levels.")
     log_target = serializers.BooleanField()
     intercept = serializers.FloatField(allow_null=True, help_text="The baseline's fitted mean.")
+    intercept_se = serializers.FloatField(allow_null=True)
+    intercept_df = serializers.FloatField(allow_null=True)
+    intercept_p = serializers.FloatField(allow_null=True)
     effects = serializers.ListField(child=ConditionEffectOutputSerializer())
     variances = serializers.DictField(child=serializers.FloatField(), help_text="Random factors and residual.")
     converged = serializers.BooleanField()
+    reml_criterion = serializers.FloatField(
+        allow_null=True,
+        help_text="-2 log restricted likelihood (lme4's REML criterion at convergence): lower is better.",
+    )
+    gradient = serializers.FloatField(allow_null=True, help_text="max |d criterion / d theta| at the estimates.")
+    singular = serializers.BooleanField(help_text="lme4's boundary (singular) fit: a relative sd below 1e-4.")
     engine = serializers.CharField()
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="Beside the figures: singular fit, a factor with fewer than 5 levels."
+    )
     messages = serializers.ListField(child=serializers.CharField())
 
 

@@ -169,6 +169,11 @@ def _report_context(report: Report, project: Project, baseline: str | None = Non
             "groups": result.mixed.groups,
             "coefficient": result.mixed.coefficient,
             "ci": result.mixed.ci,
+            "df": result.mixed.df,
+            "p_text": format_p(result.mixed.p),
+            "reml_criterion": result.mixed.reml_criterion,
+            "converged": result.mixed.converged,
+            "warnings": result.mixed.warnings,
             "r2_marginal": result.mixed.r2_marginal,
             "r2_conditional": result.mixed.r2_conditional,
             "factor_variances": [result.mixed.variances.get(factor) for factor in mixed_factors],
@@ -249,7 +254,8 @@ def _conditions_context(report: Report, plot_urls) -> dict:
             {**row, "effect_p_text": format_p(row["effect_p"]), "log_effect_p_text": format_p(row["log_effect_p"])}
             for row in condition_rows(conditions)
         ],
-        "condition_messages": conditions.messages + [f"{m.formula}: {text}" for m in models for text in m.messages],
+        "condition_messages": conditions.messages
+        + [f"{m.formula}: {text}" for m in models for text in m.messages + m.warnings],
         "conditions_plot": plot_urls("conditions"),
     }
 

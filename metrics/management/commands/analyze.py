@@ -186,7 +186,14 @@ class Command(BaseCommand):
                 f"{model.formula}: {message}"
                 for model in ((conditions.model, conditions.log_model) if conditions else ())
                 if model
-                for message in model.messages
+                for message in model.messages + model.warnings
+            ]
+            + [
+                f"{model.formula}: {effect.condition}: {warning}"
+                for model in ((conditions.model, conditions.log_model) if conditions else ())
+                if model
+                for effect in model.effects
+                for warning in effect.warnings
             ]
             + [f"{name}: {message}" for name, result in analysis.metrics.items() for message in result.messages]
         )
@@ -341,7 +348,10 @@ def _mixed_table(analysis: Analysis) -> str:
     if not fitted:
         return "Mixed-effects models: off (--no-mixed)." if not analysis.settings.mixed_models else ""
     factors = sorted({f for model in fitted.values() for f in model.groups})
-    rows = [["metric", "n", "coefficient", "95% CI", "R²m", "R²c", *[f"var[{f}]" for f in factors], "var[residual]"]]
+    rows = [
+        ["metric", "n", "coefficient", "95% CI (t)", "df", "p (t)", "R²m", "R²c"]
+        + [*[f"var[{f}]" for f in factors], "var[residual]", "REML criterion", "warnings"]
+    ]
     for name, model in fitted.items():
         ci = f"[{model.ci[0]:.3f}, {model.ci[1]:.3f}]" if model.ci else "-"
         rows.append(
@@ -350,16 +360,21 @@ def _mixed_table(analysis: Analysis) -> str:
                 str(model.n),
                 _num(model.coefficient),
                 ci,
+                _num(model.df, 1),
+                format_p(model.p),
                 _num(model.r2_marginal),
                 _num(model.r2_conditional),
                 *[_num(model.variances.get(f)) for f in factors],
                 _num(model.variances.get("residual")),
+                _num(model.reml_criterion, 2) + ("" if model.converged else " (not converged)"),
+                "; ".join(model.warnings) or "-",
             ]
         )
     first = next(iter(fitted.values()))
     title = (
         f"Mixed-effects models ({first.formula.replace(f'z({next(iter(fitted))})', 'z(metric)')}, REML; "
-        "standardised coefficient, R² marginal/conditional after Nakagawa & Schielzeth):"
+        "standardised coefficient; CI and p from t on Satterthwaite's df, as lmerTest; "
+        "R² marginal/conditional after Nakagawa & Schielzeth):"
     )
     return title + "\n\n" + _align(rows)
 
