@@ -59,6 +59,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "editlab.request_id.RequestIdMiddleware",
+    # A database that cannot be reached: 503 with Retry-After on pages too (editlab/unavailable.py).
+    "editlab.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Production serves static files from the app itself: gunicorn alone is a complete deployment
     # (development's runserver serves them from the source folders).
