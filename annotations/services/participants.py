@@ -47,7 +47,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Exists, Max, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotations.design import DesignError, latin_square_row
@@ -481,11 +481,16 @@ def join_refusal(*, join_link: JoinLink) -> JoinRefused | None:
 
 
 def idle_participants(*, project: Project, now: datetime) -> list[Participant]:
-    """The project's participants holding a slot with open work and no activity for their link's
+    """The project's participants holding a slot with open work (one who finished it all keeps the
+    slot, whether or not it opened the completion page) and no activity for their link's
     idle_minutes: joining, opening an item, a batch of events, a submit or a skip (the latest of
     those is `last_active`, annotated on each)."""
+    open_work = Assignment.objects.filter(
+        annotator=OuterRef("user_id"), status__in=[Assignment.PENDING, Assignment.IN_PROGRESS]
+    )
+    holding = project.participants.filter(Exists(open_work), released_at__isnull=True, completed_at=None)
     idle = []
-    for participant in with_last_activity(project.participants.filter(released_at__isnull=True, completed_at=None)):
+    for participant in with_last_activity(holding):
         minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
         if minutes and participant.last_active <= now - timedelta(minutes=minutes):
             idle.append(participant)
@@ -529,6 +534,22 @@ def _release(participants: Sequence[Participant], *, now: datetime) -> int:
         )
     Participant.objects.filter(pk__in=[p.pk for p in locked]).update(released_at=now, outcome=Participant.IDLE)
     return len(locked)
+
+
+def participant_status(participant: Participant, *, now: datetime) -> str:
+    """What the Participants page says of a participant's slot (`last_active` annotated)."""
+    if participant.outcome == Participant.CODE:
+        return "earned the code"
+    if participant.outcome == Participant.NO_CODE:
+        return "finished without the code (too many skipped); slot released"
+    if participant.outcome == Participant.IDLE:
+        return f"released as idle at {participant.released_at:%Y-%m-%d %H:%M} UTC"
+    if getattr(participant, "assigned", 1) == getattr(participant, "submitted", 0) + getattr(participant, "skipped", 0):
+        return "all work done; the completion page decides the code when they open it"
+    minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
+    if minutes and participant.last_active <= now - timedelta(minutes=minutes):
+        return f"idle over {minutes} min: released when someone joins"
+    return "working"
 
 
 RETURN_NOTE = (

@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -25,6 +26,7 @@ from annotations.roles import is_admin
 from annotations.selectors import participant_of, project_join_links, project_participants
 from annotations.services.errors import ServiceError
 from annotations.services.participants import (
+    IDLE_MINUTES_DEFAULT,
     JoinRefused,
     completion_redirect,
     completion_shortfall,
@@ -36,9 +38,11 @@ from annotations.services.participants import (
     participant_complete,
     participant_design,
     participant_start,
+    participant_status,
     platform_ids,
     platform_key,
     released_message,
+    with_last_activity,
 )
 from annotations.views.manage import admins, readers
 from editlab.client_address import client_address
@@ -176,11 +180,15 @@ def _render_participation(
         design, design_error = participant_design(project=project), ""
     except ServiceError as exc:
         design, design_error = None, str(exc)
+    now = timezone.now()
+    participants = with_last_activity(project_participants(project=project))
+    for participant in participants:
+        participant.status = participant_status(participant, now=now)
     context = {
         "project": project,
         "open_link": next((link for link in links if link.is_open), None),
         "closed_links": [link for link in links if not link.is_open],
-        "participants": project_participants(project=project),
+        "participants": participants,
         "design": design,
         "design_error": design_error,
         "form": form or JoinLinkForm(),
@@ -211,6 +219,8 @@ def participation_open(request: HttpRequest, pk: int) -> HttpResponse:
             completion_code=data["completion_code"],
             completion_url=data["completion_url"],
             max_participants=data["max_participants"],
+            max_skips=data["max_skips"] if data["max_skips"] is not None else 0,
+            idle_minutes=data["idle_minutes"] if data["idle_minutes"] is not None else IDLE_MINUTES_DEFAULT,
             params={
                 "participant": data["participant_param"],
                 "study": data["study_param"],
