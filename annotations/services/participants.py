@@ -521,9 +521,7 @@ def _release(participants: Sequence[Participant], *, now: datetime) -> int:
         return 0
     ids = [participant.pk for participant in participants]
     locked = list(
-        Participant.objects.select_for_update()
-        .filter(pk__in=ids, released_at__isnull=True, completed_at=None)
-        .select_related("join_link")
+        Participant.objects.select_for_update().filter(pk__in=ids, released_at__isnull=True, completed_at=None)
     )
     for participant in locked:
         minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
@@ -608,7 +606,7 @@ def participant_complete(*, participant: Participant) -> bool:
     """Marks the participant complete once none of its work is open, with its outcome: the code
     when it skipped at most the link's max_skips non-practice items, else no code (and its slot is
     released). Whether the participant has nothing left to do (complete, or released as idle)."""
-    participant = Participant.objects.select_for_update().select_related("join_link").get(pk=participant.pk)
+    participant = Participant.objects.select_for_update().get(pk=participant.pk)
     if participant.completed_at is not None or participant.outcome == Participant.IDLE:
         return True
     if Assignment.objects.open_for(participant.user_id).exists():
