@@ -7,6 +7,7 @@ ordered set of a project's items (Item.batch + Item.batch_position).
 
 import random
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -514,6 +515,10 @@ class Participant(models.Model):
     released_at = models.DateTimeField(
         null=True, blank=True, help_text="When the slot was given up: its work goes to the next newcomer."
     )
+    # Not stored: set on a participant read by services.participants.with_last_activity (the latest
+    # time the server saw it work) and by the Participants page (what it says of the slot).
+    last_active: datetime | None = None
+    status: str = ""
 
     class Meta:
         ordering = ["project", "slot"]

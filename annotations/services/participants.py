@@ -492,7 +492,8 @@ def idle_participants(*, project: Project, now: datetime) -> list[Participant]:
     idle = []
     for participant in with_last_activity(holding):
         minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
-        if minutes and participant.last_active <= now - timedelta(minutes=minutes):
+        last = participant.last_active or participant.joined_at
+        if minutes and last <= now - timedelta(minutes=minutes):
             idle.append(participant)
     return idle
 
@@ -545,7 +546,8 @@ def participant_status(participant: Participant, *, now: datetime) -> str:
     if getattr(participant, "assigned", 1) == getattr(participant, "submitted", 0) + getattr(participant, "skipped", 0):
         return "all work done; the completion page decides the code when they open it"
     minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
-    if minutes and participant.last_active <= now - timedelta(minutes=minutes):
+    last = participant.last_active or participant.joined_at
+    if minutes and last <= now - timedelta(minutes=minutes):
         return f"idle over {minutes} min: released when someone joins"
     return "working"
 
