@@ -5,7 +5,8 @@ Spans are stored in code points ([start, end, label], end exclusive); the browse
 units, so the editor gets them converted. While the text changes, a span moves with it: a
 change wholly before it shifts it, a change after it leaves it, and a change that overlaps it
 (or inserts strictly inside it) edits it, and typing on at the end of an edited span extends
-it. The same rule runs in the editor's overlay
+it. A step that replaces the whole text (a page load, undo, redo) changes only what differs
+between the texts before and after it. The same rule runs in the editor's overlay
 (annotations/static/annotations/editor/highlights.js) and here, over the replayed log, to record
 for each span whether and when (first seq) the text under it was edited.
 """
@@ -74,16 +75,19 @@ def highlight_edits(original: str, spans: Iterable[tuple[int, int, str]], events
     tracked = [_Span(s, e, label, s, e) for s, e, label in to_utf16(original, spans)]
     originals = list(spans)
     text = original
+    length = utf16_len(original)
     for step in iter_replay(original, events, with_text=True):
-        if step.kind == "load":
-            # A page load restores a text: only what differs from the replayed one is a change.
-            start, end, inserted = _changed_range(text, step.text or "")
-            text = step.text or ""
-            if start == end and inserted == 0:
-                continue
+        after = step.text if step.text is not None else text
+        if step.kind == "load" or (step.start == 0 and step.end == length):
+            # A page load restores a text and an undo, redo or other full-text step replaces all of
+            # it: only what differs between the texts before and after is a change.
+            start, end, inserted = _changed_range(text, after)
         else:
-            start, end, inserted = step.start, step.end, len(step.insert.encode("utf-16-le", "surrogatepass")) // 2
-            text = step.text if step.text is not None else text
+            start, end, inserted = step.start, step.end, utf16_len(step.insert)
+        length += inserted - (end - start)
+        text = after
+        if start == end and inserted == 0:
+            continue
         for span in tracked:
             span.start, span.end, touched = map_span(span.start, span.end, start, end, inserted, edited=span.edits > 0)
             if touched:

@@ -301,6 +301,22 @@ class JoinLinkForm(forms.Form):
     max_participants = forms.IntegerField(
         min_value=1, max_value=1_000_000, required=False, help_text="Empty: as many as the design takes."
     )
+    max_skips = forms.IntegerField(
+        min_value=0,
+        max_value=1_000_000,
+        required=False,
+        initial=0,
+        label="Skips that still earn the code",
+        help_text="0: the code needs every non-practice item submitted. Who skips more gets no code.",
+    )
+    idle_minutes = forms.IntegerField(
+        min_value=0,
+        max_value=7 * 24 * 60,
+        required=False,
+        initial=30,
+        label="Release an idle slot after (minutes)",
+        help_text="A participant inactive this long loses the slot to the next newcomer; 0: never.",
+    )
     participant_param = forms.CharField(
         max_length=64, initial="PROLIFIC_PID", label="Participant id parameter", help_text="Prolific: PROLIFIC_PID."
     )
@@ -315,6 +331,8 @@ class JoinLinkForm(forms.Form):
         "completion_code": "completion_code",
         "completion_url": "completion_url",
         "max_participants": "max_participants",
+        "max_skips": "max_skips",
+        "idle_minutes": "idle_minutes",
         "params.participant": "participant_param",
         "params.study": "study_param",
         "params.session": "session_param",

@@ -7,6 +7,7 @@ ordered set of a project's items (Item.batch + Item.batch_position).
 
 import random
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -476,6 +477,12 @@ class JoinLink(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     max_participants = models.PositiveIntegerField(null=True, blank=True, help_text="Empty: as many as the design has.")
+    max_skips = models.PositiveIntegerField(
+        default=0, help_text="How many non-practice items a participant may skip and still earn the completion code."
+    )
+    idle_minutes = models.PositiveIntegerField(
+        default=30, help_text="A slot held this long without activity is released and its work given to a newcomer."
+    )
     completion_code = models.CharField(max_length=200, blank=True)
     completion_url = models.URLField(max_length=2000, blank=True)
     params = models.JSONField(
@@ -514,17 +521,40 @@ class Participant(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="participants")
     join_link = models.ForeignKey(JoinLink, null=True, on_delete=models.SET_NULL, related_name="participants")
     platform_id = models.CharField(max_length=200, help_text="The platform's participant id (e.g. PROLIFIC_PID).")
+    platform_key = models.CharField(
+        max_length=220, default="", help_text="The id as compared: NFKC, case-folded (one person, one key)."
+    )
     study_id = models.CharField(max_length=200, blank=True)
     session_id = models.CharField(max_length=200, blank=True)
     slot = models.PositiveIntegerField(help_text="Its place in the project's design (0, 1, ...).")
     joined_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # The slot's fate: held (""), finished with the code, finished without it (too many skips; the
+    # slot is released), or released after the link's idle_minutes without activity.
+    WORKING, CODE, NO_CODE, IDLE = "", "code", "no_code", "idle"
+    OUTCOME_CHOICES = [
+        (WORKING, "working"),
+        (CODE, "earned the code"),
+        (NO_CODE, "finished without the code"),
+        (IDLE, "released: idle"),
+    ]
+    outcome = models.CharField(max_length=20, blank=True, default=WORKING, choices=OUTCOME_CHOICES)
+    released_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the slot was given up: its work goes to the next newcomer."
+    )
+    # Not stored: set on a participant read by services.participants.with_last_activity (the latest
+    # time the server saw it work) and by the Participants page (what it says of the slot).
+    last_active: datetime | None = None
+    status: str = ""
 
     class Meta:
         ordering = ["project", "slot"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "platform_id"], name="participant_unique_platform_id"),
-            models.UniqueConstraint(fields=["project", "slot"], name="participant_unique_slot"),
+            models.UniqueConstraint(fields=["project", "platform_key"], name="participant_unique_platform_key"),
+            # A released slot is taken again by a newcomer: only held slots are unique.
+            models.UniqueConstraint(
+                fields=["project", "slot"], condition=Q(released_at__isnull=True), name="participant_unique_slot"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -5,6 +5,8 @@ PostgreSQL): a 500 instead of a message. Every entry point checks numbers agains
 answers 400 naming the field. Nothing here imports Django.
 """
 
+import json
+
 MAX_ID = 2**63 - 1  # BigAutoField: every primary key
 MAX_SMALL = 32_767  # PositiveSmallIntegerField (a project's overlap)
 MAX_INT = 2**31 - 1  # IntegerField (seqs, counts)
@@ -37,3 +39,48 @@ def clamped_idle_threshold_s(value: float | None) -> float:
 # A project's document context: N segments before and after the current one (more: the whole document).
 CONTEXT_WINDOW_MIN = 1
 CONTEXT_WINDOW_MAX = 50
+
+
+# --------------------------------------------------------------------------- texts the editor edits
+
+# A text the editor edits (an item's model output, each of its outputs, a post-edit) holds at most
+# EDITLAB_TEXT_MAX_BYTES bytes, counted as the editor sends it: the text's JSON string in UTF-8 (a
+# line break, tab, quote or backslash counts 2 bytes, another control character 6). Import refuses a
+# longer text (file, line, field); draft and submit refuse one too. A text within the limit plus
+# TEXT_ENVELOPE_BYTES (a request's page id, version, an event's other fields) fits an event batch
+# (EDITLAB_EVENTS_MAX_BYTES) and a draft or submit body (DATA_UPLOAD_MAX_MEMORY_SIZE), so the `load`
+# event, a full-text undo or redo, a draft and the submit of any text that imported are accepted.
+TEXT_MAX_BYTES_DEFAULT = 256 * 1024
+TEXT_ENVELOPE_BYTES = 4096
+# Each code point takes at most 6 bytes in a JSON string (\u001f; an astral character is 4).
+_JSON_BYTES_PER_CHAR_MAX = 6
+
+
+def text_bytes(text: str) -> int:
+    """The bytes `text` takes inside a JSON request body (UTF-8, escapes included, no quotes)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass")) - 2
+
+
+def text_size_problem(text: str, *, limit: int) -> str | None:
+    """Why the editor could not take `text` under a limit of `limit` bytes, or None."""
+    if len(text) * _JSON_BYTES_PER_CHAR_MAX <= limit:
+        return None  # within the limit whatever it holds, without encoding it
+    size = len(text) if len(text) > limit else text_bytes(text)  # at least a byte per character
+    if size <= limit:
+        return None
+    return (
+        f"the text takes {size:,} bytes as the editor sends it; the editor takes at most {limit:,} "
+        "(EDITLAB_TEXT_MAX_BYTES; UTF-8, a line break, tab or quote counting 2 bytes)"
+    )
+
+
+def text_limit_problem(text_max: int, *, events_max: int, body_max: int) -> str | None:
+    """Why a text limit does not fit the request limits (so some text that imports could not be
+    loaded, drafted or submitted), or None."""
+    for name, limit in (("EDITLAB_EVENTS_MAX_BYTES", events_max), ("DATA_UPLOAD_MAX_MEMORY_SIZE", body_max)):
+        if text_max + TEXT_ENVELOPE_BYTES > limit:
+            return (
+                f"EDITLAB_TEXT_MAX_BYTES ({text_max:,}) plus {TEXT_ENVELOPE_BYTES:,} bytes of request must fit "
+                f"{name} ({limit:,}): lower the first or raise the second"
+            )
+    return None

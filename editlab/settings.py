@@ -11,6 +11,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import load_dotenv
 
+from editlab import limits
 from editlab.client_address import parse_networks
 from editlab.env import env_bool, env_choice, env_float, env_int, env_list, env_path, env_str
 
@@ -59,6 +60,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "editlab.request_id.RequestIdMiddleware",
+    # A database that cannot be reached: 503 with Retry-After on pages too (editlab/unavailable.py).
+    "editlab.unavailable.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Production serves static files from the app itself: gunicorn alone is a complete deployment
     # (development's runserver serves them from the source folders).
@@ -243,6 +246,13 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 
 EDITLAB_IMPORT_MAX_BYTES = env_int("EDITLAB_IMPORT_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
 EDITLAB_EVENTS_MAX_PER_BATCH = env_int("EDITLAB_EVENTS_MAX_PER_BATCH", 2000, minimum=1)
 EDITLAB_EVENTS_MAX_BYTES = env_int("EDITLAB_EVENTS_MAX_BYTES", 1024 * 1024, minimum=1024)
+# The largest text the editor edits (editlab/limits.py): checked at import, draft and submit.
+EDITLAB_TEXT_MAX_BYTES = env_int("EDITLAB_TEXT_MAX_BYTES", limits.TEXT_MAX_BYTES_DEFAULT, minimum=1)
+_text_limit = limits.text_limit_problem(
+    EDITLAB_TEXT_MAX_BYTES, events_max=EDITLAB_EVENTS_MAX_BYTES, body_max=DATA_UPLOAD_MAX_MEMORY_SIZE
+)
+if _text_limit:
+    raise ImproperlyConfigured(_text_limit)
 EDITLAB_CLOCK_TOLERANCE_MS = env_int("EDITLAB_CLOCK_TOLERANCE_MS", 2000, minimum=0)
 # Login limiter (editlab/logins/services.py): failed attempts per (username, address) per minute;
 # per username from all addresses per hour (addresses the user logged in from in the last

@@ -15,6 +15,7 @@ from annotations.roles import can_read_all, is_annotator
 from editlab.logins.backends import login_refusal
 from editlab.logins.forms import LimitedAuthenticationForm
 from editlab.request_id import current_request_id
+from editlab.unavailable import database_unavailable, unavailable_in_flight
 from metrics.jobs import jobs_fan_out
 from metrics.workers import worker_status
 
@@ -106,5 +107,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """The 500 page names the request id that the log line with the traceback carries."""
+    """The 500 page names the request id that the log line with the traceback carries; a database
+    that cannot be reached (raised in a middleware, e.g. reading the session) is a 503 instead."""
+    down = unavailable_in_flight()
+    if down is not None:
+        return database_unavailable(request, down)
     return HttpResponseServerError(render_to_string("500.html", {"request_id": current_request_id()}))

@@ -18,6 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotations.effort import LogEvent
+from editlab import limits
 
 EVENT_KINDS = frozenset(
     {
@@ -285,6 +286,13 @@ class DraftInputSerializer(serializers.Serializer):
     page_id = serializers.UUIDField()
     text = TextField()
     version = serializers.IntegerField(min_value=0)
+
+    def validate_text(self, value: str) -> str:
+        """The limit every text of the editor has, the one import checks (editlab/limits.py)."""
+        problem = limits.text_size_problem(value, limit=settings.EDITLAB_TEXT_MAX_BYTES)
+        if problem:
+            raise serializers.ValidationError(problem, code="too_large")
+        return value
 
 
 class DraftOutputSerializer(serializers.Serializer):

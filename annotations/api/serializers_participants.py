@@ -9,7 +9,10 @@ from annotations.services.participants import (
     COMPLETION_CODE_MAX,
     COMPLETION_URL_MAX,
     DEFAULT_PARAMS,
+    IDLE_MINUTES_DEFAULT,
+    IDLE_MINUTES_MAX,
     MAX_PARTICIPANTS,
+    MAX_SKIPS,
 )
 
 
@@ -35,6 +38,20 @@ class JoinLinkOpenInputSerializer(serializers.Serializer):
         allow_null=True,
         default=None,
         help_text="How many people the link admits; null: as many as the design takes.",
+    )
+    max_skips = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_SKIPS,
+        required=False,
+        default=0,
+        help_text="Non-practice items a participant may skip and still earn the code; 0: every item submitted.",
+    )
+    idle_minutes = serializers.IntegerField(
+        min_value=0,
+        max_value=IDLE_MINUTES_MAX,
+        required=False,
+        default=IDLE_MINUTES_DEFAULT,
+        help_text="A slot held this long without activity is released to the next newcomer; 0: never.",
     )
     params = serializers.DictField(
         child=serializers.CharField(max_length=64, allow_blank=True),
@@ -64,6 +81,8 @@ class JoinLinkOutputSerializer(serializers.ModelSerializer):
             "created",
             "revoked_at",
             "max_participants",
+            "max_skips",
+            "idle_minutes",
             "completion_code",
             "completion_url",
             "params",
@@ -95,6 +114,8 @@ class ParticipantOutputSerializer(serializers.ModelSerializer):
             "join_link",
             "joined_at",
             "completed_at",
+            "outcome",
+            "released_at",
             "assigned",
             "submitted",
             "skipped",

@@ -99,6 +99,8 @@ class PostEditRow:
     effort: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     condition: str = ""  # the condition the post-editor worked under (a finished study's design)
+    # How many CRLF and lone CR the text had before they became LF (kept in origin_detail).
+    line_endings: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -363,3 +365,25 @@ def _element_lines(text: str, pos: int, decoder: json.JSONDecoder) -> tuple[list
         pos = _past_ws(text, pos)
         if text[pos : pos + 1] == ",":
             pos += 1
+
+
+def normalize_line_endings(text: str) -> tuple[str, int, int]:
+    """`text` with every CRLF and every lone CR as LF (what a browser's textarea gives), and how many
+    of each it had. Idempotent: a text without CR comes back as it is."""
+    if "\r" not in text:
+        return text, 0, 0
+    crlf = text.count("\r\n")
+    normalized = text.replace("\r\n", "\n")
+    lone = normalized.count("\r")
+    return normalized.replace("\r", "\n"), crlf, lone
+
+
+def removed_before(text: str) -> list[int]:
+    """The offsets (code points) of the CRs that normalize_line_endings removes from `text`: the CR
+    of each CRLF. An offset p of `text` is p - bisect_left(removed, p) in the normalized text."""
+    removed = []
+    at = text.find("\r\n")
+    while at >= 0:
+        removed.append(at)
+        at = text.find("\r\n", at + 2)
+    return removed

@@ -16,9 +16,11 @@ what they showed (`_conditions`).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
@@ -26,10 +28,20 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
-from annotations.importers.base import ImportDataError, ImportPlan, ItemRow, Origin, PostEditRow, max_length
-from annotations.importers.study import output_name
+from annotations.importers.base import (
+    ImportDataError,
+    ImportPlan,
+    ItemRow,
+    Origin,
+    PostEditRow,
+    max_length,
+    normalize_line_endings,
+    removed_before,
+)
+from annotations.importers.study import id_problem, output_name
 from annotations.models import Assignment, Item, PostEdit, Project
 from annotations.roles import ANNOTATOR, is_annotator, set_role
+from editlab import limits
 
 BULK_SIZE = 1000
 MAX_EXTERNAL_ID = max_length(Item, "external_id")
@@ -71,9 +83,11 @@ class ImportReport:
 def plan_store(*, project: Project, plan: ImportPlan, report: ImportReport) -> None:
     """Check the plan against itself and the project, then write it; raises before writing."""
     _check_plan(plan)
+    _check_design(plan)
+    _normalize_line_endings(plan, report)
+    _check_text_sizes(plan)
     declared, new_conditions = _conditions(project, plan)
     starts = _starting_texts(plan, declared)
-    _check_design(plan)
     existing = _existing_items(project, plan.items)
     new_items = [row for row in plan.items if row.external_id not in existing]
     _check_positions(project, plan.items, new_items)
@@ -115,8 +129,9 @@ def _check_plan(plan: ImportPlan) -> None:
                     row.origin,
                     "position",
                 )
-        if len(row.external_id) > MAX_EXTERNAL_ID:
-            raise _fail(f"id is longer than {MAX_EXTERNAL_ID} characters", row.origin, "external_id")
+        problem = id_problem(row.external_id, what="item id", max_chars=MAX_EXTERNAL_ID)
+        if problem:
+            raise _fail(problem, row.origin, "external_id")
         if len(row.task_type) > MAX_TASK_TYPE:
             raise _fail(f"task type is longer than {MAX_TASK_TYPE} characters", row.origin, "task_type")
         first = seen.setdefault(row.external_id, row.origin)
@@ -238,6 +253,70 @@ def _check_design(plan: ImportPlan) -> None:
                 place, _, problem = str(exc).partition(": ")
                 raise _fail(problem, row.origin, place) from None
             row.highlights[name] = [list(span) for span in parsed]
+
+
+class _Endings:
+    """Counts the line endings normalized in one import."""
+
+    def __init__(self) -> None:
+        self.crlf = 0
+        self.cr = 0
+        self.texts = 0
+
+    def text(self, value: str) -> str:
+        normalized, crlf, cr = normalize_line_endings(value)
+        if crlf or cr:
+            self.crlf, self.cr, self.texts = self.crlf + crlf, self.cr + cr, self.texts + 1
+        return normalized
+
+    def texts_in(self, values: list) -> list:
+        return [self.text(value) if isinstance(value, str) else value for value in values]
+
+
+def _normalize_line_endings(plan: ImportPlan, report: ImportReport) -> None:
+    """Every CRLF and lone CR of the texts becomes LF, as a browser's textarea gives them (a CR left
+    in would be an edit nobody typed); highlight spans move with the text they lie over, and an
+    imported post-edit keeps in origin_detail how many line endings it had of each kind."""
+    endings = _Endings()
+    for row in plan.items:
+        for name in ("model_output", "source", "instruction"):
+            setattr(row, name, endings.text(getattr(row, name)))
+        for name, text in list(row.outputs.items()):
+            removed = removed_before(text)
+            row.outputs[name] = endings.text(text)
+            if removed and name in row.highlights:
+                row.highlights[name] = [
+                    [start - bisect_left(removed, start), end - bisect_left(removed, end), *rest]
+                    for start, end, *rest in row.highlights[name]
+                ]
+        row.references = endings.texts_in(row.references)
+        row.gold_edits = endings.texts_in(row.gold_edits)
+        row.started_from = {key: (endings.text(text), at) for key, (text, at) in row.started_from.items()}
+    for post_edit in plan.post_edits:
+        normalized, crlf, cr = normalize_line_endings(post_edit.text)
+        if crlf or cr:
+            post_edit.line_endings = {"crlf": crlf, "cr": cr}
+            endings.crlf, endings.cr, endings.texts = endings.crlf + crlf, endings.cr + cr, endings.texts + 1
+        post_edit.text = normalized
+    if endings.texts:
+        report.notes.append(
+            f"line endings normalized to LF in {endings.texts:,} text(s): {endings.crlf:,} CRLF, {endings.cr:,} CR"
+        )
+
+
+def _check_text_sizes(plan: ImportPlan) -> None:
+    """Every text the editor would edit fits the editor's limit (editlab/limits.py)."""
+    limit = settings.EDITLAB_TEXT_MAX_BYTES
+    for row in plan.items:
+        texts = [("model_output", row.model_output), *((f"outputs.{n}", t) for n, t in row.outputs.items())]
+        for name, text in texts:
+            problem = limits.text_size_problem(text, limit=limit)
+            if problem:
+                raise _fail(problem, row.origin, name)
+    for post_edit in plan.post_edits:
+        problem = limits.text_size_problem(post_edit.text, limit=limit)
+        if problem:
+            raise _fail(problem, post_edit.origin, "text")
 
 
 def _conditions(project: Project, plan: ImportPlan) -> tuple[dict[str, Condition], list[Condition]]:
@@ -498,7 +577,12 @@ def _create_post_edits(
                 text=row.text,
                 draft_text=row.text,
                 origin=PostEdit.IMPORTED,
-                origin_detail={"format": plan.fmt, "file": row.origin.file, "line": row.origin.line},
+                origin_detail={
+                    "format": plan.fmt,
+                    "file": row.origin.file,
+                    "line": row.origin.line,
+                    **({"line_endings": row.line_endings} if row.line_endings else {}),
+                },
                 definition_version=plan.definition_version,
                 submitted_at=now,
                 extra=row.extra,

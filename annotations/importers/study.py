@@ -42,6 +42,19 @@ def invisible_character(text: str) -> str | None:
     return None
 
 
+def id_problem(value: str, *, what: str, max_chars: int) -> str | None:
+    """Why `value` is no acceptable id (an item's external_id, a document id), or None: the one rule
+    for ids, at most `max_chars` characters and nothing invisible (control, format such as bidi
+    overrides and zero-width characters, separators other than a space)."""
+    if len(value) > max_chars:
+        article = "an" if what[0] in "aeiou" else "a"
+        return f"{article} {what} is at most {max_chars} characters, this one has {len(value):,}"
+    odd = invisible_character(value)
+    if odd:
+        return f"the {what} holds an invisible or control character, {odd}"
+    return None
+
+
 def document_id(value: Any, *, origin: Origin, field: str = "document") -> str:
     """A document id: text (a number is read as its digits), "" for none."""
     if value is None:
@@ -51,11 +64,9 @@ def document_id(value: Any, *, origin: Origin, field: str = "document") -> str:
     if not isinstance(value, str):
         raise _fail(f"must be a document id (text), got {json_type(value)}", origin, field)
     value = value.strip()
-    if len(value) > DOCUMENT_MAX:
-        raise _fail(f"a document id is at most {DOCUMENT_MAX} characters, this one has {len(value):,}", origin, field)
-    odd = invisible_character(value)
-    if odd:
-        raise _fail(f"the document id holds an invisible or control character, {odd}", origin, field)
+    problem = id_problem(value, what="document id", max_chars=DOCUMENT_MAX)
+    if problem:
+        raise _fail(problem, origin, field)
     return value
 
 

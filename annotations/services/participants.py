@@ -8,8 +8,10 @@ work each one gets, and when they are done.
 - Joining with an id creates, once, an annotator-role account bound to it (Participant; an
   unusable password: the link is the only way in), in the next free slot of the project's design,
   and gives it its queue (practice items first). Joining again with the same id resumes: never a
-  second account or slot. Slots are taken under the project's row lock; the unique (project,
-  slot) and (project, platform id) constraints are the backstop.
+  second account or slot. Ids are compared by their key, NFKC then case folding (`platform_key`):
+  an id as given, in upper case or in full-width letters is one participant. Slots are taken
+  under the project's row lock; the unique (project, slot of a held slot) and (project, key)
+  constraints are the backstop.
 - Latin-square projects (project.design == "latin-square"): slot s gets the Latin-square row s
   (annotations/design.py) over the project's documents and conditions (those of the project's
   last Latin-square assignment, or every declared one). The slots after those of the annotators
@@ -18,7 +20,14 @@ work each one gets, and when they are done.
   order they were made), or every non-practice item when the project has no such batch; each
   batch goes to `overlap` participants, so the study is full after B x overlap.
 - A participant whose work is all submitted (or skipped) is complete: Participant.completed_at is
-  set and the completion page shows the link's code or sends them to its completion URL.
+  set. The code is earned when at most the link's `max_skips` non-practice items were skipped
+  (default 0: every non-practice item submitted): the completion page shows the link's code or
+  sends them to its completion URL. Otherwise (outcome no_code) the page says why there is no code
+  and asks them to return the study on the platform, and the slot is released.
+- A slot held without activity (joining, opening an item, a batch of events, a submit or skip)
+  for the link's `idle_minutes` (default 30; 0: never) is released when a newcomer joins: its open
+  work is closed as skipped (reason said), the participant's outcome is idle, and the newcomer
+  takes the slot and its queue. Released slots count for neither max_participants nor the design.
 - Start is rate-limited per client address (JoinCounter: a window of an hour), whatever the link;
   a Start that is refused (bad ids, closed, full, not ready, too many) is not counted.
 """
@@ -29,7 +38,7 @@ import secrets
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -38,6 +47,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
+from django.db.models import Exists, Max, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotations.design import DesignError, latin_square_row
@@ -52,8 +62,8 @@ PARAM_ROLES = ("participant", "study", "session")
 DEFAULT_PARAMS = {"participant": "PROLIFIC_PID", "study": "STUDY_ID", "session": "SESSION_ID"}
 PARAM_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 # Platform ids: letters and digits of any script, and - _ . : @ + ~ (Prolific's are 24 hex digits).
-# No markup, spaces, control or format characters (bidi overrides, zero-width), no combining marks:
-# an id is compared exactly, so one person cannot come in under two spellings.
+# No markup, spaces, control or format characters (bidi overrides, zero-width), no combining marks;
+# ids are compared by platform_key (NFKC, case folded), so one person cannot come in under two spellings.
 PLATFORM_ID = re.compile(r"[\w\-.:@+~]+")
 PLATFORM_ID_MAX = 200  # Participant.platform_id
 COMPLETION_CODE_MAX = 200  # JoinLink.completion_code
@@ -61,6 +71,9 @@ COMPLETION_URL_MAX = 2000  # JoinLink.completion_url
 CODE_PLACEHOLDER = "{code}"
 MAX_PARTICIPANTS = 1_000_000
 TOKEN = re.compile(r"[A-Za-z0-9_\-]{16,64}")
+IDLE_MINUTES_DEFAULT = 30
+IDLE_MINUTES_MAX = 7 * 24 * 60
+MAX_SKIPS = 1_000_000
 JOIN_WINDOW = timedelta(hours=1)
 STALE_AFTER = timedelta(days=1)
 
@@ -70,7 +83,7 @@ class JoinRefused(ServiceError):
     cannot give a participant work (not_ready), or the client's address pressed Start too often
     (too_many, with the wait). The message is meant for the participant."""
 
-    STATUS = {"closed": 410, "full": 409, "not_ready": 503, "too_many": 429}
+    STATUS = {"closed": 410, "released": 410, "full": 409, "not_ready": 503, "too_many": 429}
 
     def __init__(self, code: str, message: str, *, retry_after_s: int = 0) -> None:
         super().__init__(message)
@@ -94,7 +107,23 @@ def platform_id_error(value: str, *, name: str) -> str | None:
     if not PLATFORM_ID.fullmatch(value):
         bad = next(char for char in value if not PLATFORM_ID.fullmatch(char))
         return f"{name}: an id holds letters, digits and - _ . : @ + ~ only; this one contains {_describe(bad)}"
+    if len(platform_key(value)) > KEY_MAX:
+        return f"{name}: this id grows past {KEY_MAX} characters when compatibility characters are spelled out"
     return None
+
+
+def platform_key(value: str) -> str:
+    """How ids are compared: NFKC, then case folding, to a fixed point ("ABC", "abc" and full-width
+    "ＡＢＣ" are one key). Two spellings of one id are one participant."""
+    for _ in range(4):
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", value).casefold())
+        if folded == value:
+            break
+        value = folded
+    return value
+
+
+KEY_MAX = 220  # Participant.platform_key
 
 
 @dataclass(frozen=True)
@@ -189,6 +218,12 @@ def _completion_url(value: str) -> str:
             "https://app.prolific.com/submissions/complete?cc=C1234ABC"
         ) from None
     return url
+
+
+def _whole(value: object, *, name: str, low: int, high: int, hint: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ServiceError(f"{name}: a whole number from {low} to {high:,}{hint}")
+    return value
 
 
 def _max_participants(value: object) -> int | None:
@@ -312,6 +347,8 @@ def join_link_open(
     completion_url: str = "",
     max_participants: int | None = None,
     params: Mapping[str, Any] | None = None,
+    max_skips: int = 0,
+    idle_minutes: int = IDLE_MINUTES_DEFAULT,
 ) -> JoinLink:
     """A new participation link for the project; refused while another one is open, or when the
     project cannot give participants work yet (the message says what is missing)."""
@@ -323,6 +360,8 @@ def join_link_open(
             "completion_code: give a completion code, a completion URL or both: participants need one to be paid"
         )
     limit = _max_participants(max_participants)
+    skips = _whole(max_skips, name="max_skips", low=0, high=MAX_SKIPS, hint=" (0: every item submitted)")
+    idle = _whole(idle_minutes, name="idle_minutes", low=0, high=IDLE_MINUTES_MAX, hint=" (0: never released)")
     names = join_params(params)
     participant_design(project=project)
     if project.join_links.filter(revoked_at__isnull=True).exists():
@@ -331,6 +370,8 @@ def join_link_open(
         project=project,
         token=secrets.token_urlsafe(24),
         max_participants=limit,
+        max_skips=skips,
+        idle_minutes=idle,
         completion_code=code,
         completion_url=url,
         params=names,
@@ -368,14 +409,19 @@ def participant_join(*, join_link: JoinLink, ids: PlatformIds) -> JoinResult:
     """The participant with this platform id in the link's project, created with its slot and
     queue on its first join; JoinRefused when the link is closed, the study full or not ready."""
     _check_ids(ids)
+    key = platform_key(ids.participant)
     # One join at a time per project: the slot count and the free slot are read under this lock.
     project = Project.objects.select_for_update().get(pk=join_link.project_id)
     link = JoinLink.objects.get(pk=join_link.pk)
-    existing = Participant.objects.select_related("user").filter(project=project, platform_id=ids.participant).first()
+    existing = Participant.objects.select_related("user", "join_link").filter(project=project, platform_key=key).first()
     if existing is not None:
         if not existing.user.is_active:
             raise JoinRefused("closed", "Your participation in this study has been ended by the researchers.")
+        if existing.outcome == Participant.IDLE:
+            raise JoinRefused("released", released_message(existing))
         return JoinResult(existing, created=False)
+    now = timezone.now()
+    _release(idle_participants(project=project, now=now), now=now)
     design, slot = _admission(link, project)
     user = _participant_account(project, slot)
     participant = Participant.objects.create(
@@ -383,6 +429,7 @@ def participant_join(*, join_link: JoinLink, ids: PlatformIds) -> JoinResult:
         project=project,
         join_link=link,
         platform_id=ids.participant,
+        platform_key=key,
         study_id=ids.study,
         session_id=ids.session,
         slot=slot,
@@ -400,17 +447,20 @@ def participant_join(*, join_link: JoinLink, ids: PlatformIds) -> JoinResult:
 FULL = "This study has all the participants it needs. Thank you for your interest!"
 
 
-def _admission(link: JoinLink, project: Project) -> tuple[SlotDesign, int]:
-    """The design and the free slot a newcomer would get; JoinRefused when there is none."""
+def _admission(link: JoinLink, project: Project, *, releasable: Sequence[Participant] = ()) -> tuple[SlotDesign, int]:
+    """The design and the free slot a newcomer would get (counting `releasable` ones as free);
+    JoinRefused when there is none."""
     if link.revoked_at is not None:
         raise JoinRefused("closed", "This study link is closed: the study takes no new participants.")
-    if link.max_participants is not None and link.participants.count() >= link.max_participants:
+    freed = {participant.pk for participant in releasable}
+    held = project.participants.filter(released_at__isnull=True).exclude(pk__in=freed)
+    if link.max_participants is not None and held.filter(join_link=link).count() >= link.max_participants:
         raise JoinRefused("full", FULL)
     try:
         design = participant_design(project=project)
     except ServiceError as exc:
         raise JoinRefused("not_ready", f"This study is not ready to take participants yet ({exc}).") from None
-    slot = design.slot_for(set(project.participants.values_list("slot", flat=True)))
+    slot = design.slot_for(set(held.values_list("slot", flat=True)))
     if slot is None:
         raise JoinRefused("full", FULL)
     return design, slot
@@ -419,11 +469,101 @@ def _admission(link: JoinLink, project: Project) -> tuple[SlotDesign, int]:
 def join_refusal(*, join_link: JoinLink) -> JoinRefused | None:
     """Why the link would turn a newcomer away now, or None (read without locks, for the welcome
     page; Start decides again under the project's lock)."""
+    project = join_link.project
     try:
-        _admission(join_link, join_link.project)
+        _admission(join_link, project, releasable=idle_participants(project=project, now=timezone.now()))
     except JoinRefused as refusal:
         return refusal
     return None
+
+
+# --------------------------------------------------------------------------- idle slots
+
+
+def idle_participants(*, project: Project, now: datetime) -> list[Participant]:
+    """The project's participants holding a slot with open work (one who finished it all keeps the
+    slot, whether or not it opened the completion page) and no activity for their link's
+    idle_minutes: joining, opening an item, a batch of events, a submit or a skip (the latest of
+    those is `last_active`, annotated on each)."""
+    open_work = Assignment.objects.filter(
+        annotator=OuterRef("user_id"), status__in=[Assignment.PENDING, Assignment.IN_PROGRESS]
+    )
+    holding = project.participants.filter(Exists(open_work), released_at__isnull=True, completed_at=None)
+    idle = []
+    for participant in with_last_activity(holding):
+        minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
+        last = participant.last_active or participant.joined_at
+        if minutes and last <= now - timedelta(minutes=minutes):
+            idle.append(participant)
+    return idle
+
+
+def with_last_activity(participants: QuerySet) -> list[Participant]:
+    """The participants, each with `last_active`: the latest time the server saw them work."""
+    work = "user__assignments"
+    rows = participants.select_related("join_link").annotate(
+        last_seen=Max(f"{work}__post_edit__visits__last_seen_at"),
+        last_started=Max(f"{work}__started"),
+        last_finished=Max(f"{work}__finished"),
+    )
+    found = []
+    for participant in rows:
+        times = [participant.joined_at, participant.last_seen, participant.last_started, participant.last_finished]
+        participant.last_active = max(t for t in times if t is not None)
+        found.append(participant)
+    return found
+
+
+def _release(participants: Sequence[Participant], *, now: datetime) -> int:
+    """Gives up the slots of idle participants (under the project's lock): their open work is
+    closed as skipped with the reason, their outcome is idle. Rows locked and checked again, so a
+    participant who completed meanwhile keeps its slot. How many were released."""
+    if not participants:
+        return 0
+    ids = [participant.pk for participant in participants]
+    locked = list(
+        Participant.objects.select_for_update().filter(pk__in=ids, released_at__isnull=True, completed_at=None)
+    )
+    for participant in locked:
+        minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
+        Assignment.objects.open_for(participant.user_id).update(
+            status=Assignment.SKIPPED,
+            skip_reason=f"released: no activity for {minutes} minutes; the slot went to another participant",
+            finished=now,
+        )
+    Participant.objects.filter(pk__in=[p.pk for p in locked]).update(released_at=now, outcome=Participant.IDLE)
+    return len(locked)
+
+
+def participant_status(participant: Participant, *, now: datetime) -> str:
+    """What the Participants page says of a participant's slot (`last_active` annotated)."""
+    if participant.outcome == Participant.CODE:
+        return "earned the code"
+    if participant.outcome == Participant.NO_CODE:
+        return "finished without the code (too many skipped); slot released"
+    if participant.outcome == Participant.IDLE:
+        return f"released as idle at {participant.released_at:%Y-%m-%d %H:%M} UTC"
+    if getattr(participant, "assigned", 1) == getattr(participant, "submitted", 0) + getattr(participant, "skipped", 0):
+        return "all work done; the completion page decides the code when they open it"
+    minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
+    last = participant.last_active or participant.joined_at
+    if minutes and last <= now - timedelta(minutes=minutes):
+        return f"idle over {minutes} min: released when someone joins"
+    return "working"
+
+
+RETURN_NOTE = (
+    "Please return the study on the platform you came from (on Prolific: open the study and choose "
+    "\u201cReturn submission\u201d), so that your place goes to someone else."
+)
+
+
+def released_message(participant: Participant) -> str:
+    minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
+    return (
+        f"Your place in this study was released after {minutes} minutes without activity, and its items were "
+        f"given to another participant, so there is no completion code for you. {RETURN_NOTE}"
+    )
 
 
 @transaction.atomic
@@ -465,15 +605,36 @@ def _participant_account(project: Project, slot: int):
 
 @transaction.atomic
 def participant_complete(*, participant: Participant) -> bool:
-    """Marks the participant complete once none of its work is open; whether it is complete."""
+    """Marks the participant complete once none of its work is open, with its outcome: the code
+    when it skipped at most the link's max_skips non-practice items, else no code (and its slot is
+    released). Whether the participant has nothing left to do (complete, or released as idle)."""
     participant = Participant.objects.select_for_update().get(pk=participant.pk)
-    if participant.completed_at is not None:
+    if participant.completed_at is not None or participant.outcome == Participant.IDLE:
         return True
     if Assignment.objects.open_for(participant.user_id).exists():
         return False
-    participant.completed_at = timezone.now()
-    participant.save(update_fields=["completed_at"])
+    now = timezone.now()
+    participant.completed_at = now
+    if completion_shortfall(participant) is None:
+        participant.outcome = Participant.CODE
+    else:
+        participant.outcome, participant.released_at = Participant.NO_CODE, now
+    participant.save(update_fields=["completed_at", "outcome", "released_at"])
     return True
+
+
+def completion_shortfall(participant: Participant) -> str | None:
+    """Why the participant's work does not earn the completion code (for the participant), or None."""
+    allowed = participant.join_link.max_skips if participant.join_link is not None else 0
+    items = Assignment.objects.filter(annotator_id=participant.user_id, item__practice=False)
+    skipped = items.filter(status=Assignment.SKIPPED).count()
+    if skipped <= allowed:
+        return None
+    rule = "every item submitted" if allowed == 0 else f"at most {allowed} item{'s' if allowed != 1 else ''} skipped"
+    return (
+        f"You skipped {skipped} of the study's {items.count()} items. The completion code of this study is for "
+        f"{rule}, so there is no code for you. {RETURN_NOTE}"
+    )
 
 
 def completion_redirect(join_link: JoinLink | None) -> str:

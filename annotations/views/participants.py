@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -25,8 +26,10 @@ from annotations.roles import is_admin
 from annotations.selectors import participant_of, project_join_links, project_participants
 from annotations.services.errors import ServiceError
 from annotations.services.participants import (
+    IDLE_MINUTES_DEFAULT,
     JoinRefused,
     completion_redirect,
+    completion_shortfall,
     join_link_by_token,
     join_link_open,
     join_link_revoke,
@@ -35,7 +38,11 @@ from annotations.services.participants import (
     participant_complete,
     participant_design,
     participant_start,
+    participant_status,
     platform_ids,
+    platform_key,
+    released_message,
+    with_last_activity,
 )
 from annotations.views.manage import admins, readers
 from editlab.client_address import client_address
@@ -53,8 +60,14 @@ TITLES = {
 }
 
 
-def _problem(request: HttpRequest, status: int, message: str, *, retry_after_s: int = 0) -> HttpResponse:
-    response = render(request, PROBLEM_TEMPLATE, {"title": TITLES[status], "message": message}, status=status)
+RELEASED = "Your place in this study was released"
+
+
+def _problem(
+    request: HttpRequest, status: int, message: str, *, retry_after_s: int = 0, title: str | None = None
+) -> HttpResponse:
+    context = {"title": title or TITLES[status], "message": message}
+    response = render(request, PROBLEM_TEMPLATE, context, status=status)
     if retry_after_s:
         response["Retry-After"] = str(retry_after_s)
     return response
@@ -79,14 +92,19 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     names = join_params(link.params or None)
     mine = participant_of(user=request.user)
     given = request.GET.getlist(names["participant"])
-    if mine is not None and mine.project_id == link.project_id and (not given or given == [mine.platform_id]):
+    same_id = len(given) == 1 and mine is not None and platform_key(given[0].strip()) == mine.platform_key
+    if mine is not None and mine.project_id == link.project_id and (not given or same_id):
         return redirect(next_url_for(request.user))  # back to its work, in the browser it joined from
     try:
         ids = platform_ids(join_link=link, query=dict(request.GET.lists()))
     except ServiceError as exc:
         return _problem(request, 400, str(exc))
-    returning = Participant.objects.filter(project_id=link.project_id, platform_id=ids.participant).exists()
-    if not returning:
+    returning = Participant.objects.filter(
+        project_id=link.project_id, platform_key=platform_key(ids.participant)
+    ).first()
+    if returning is not None and returning.outcome == Participant.IDLE:
+        return _problem(request, 410, released_message(returning), title=RELEASED)
+    if returning is None:
         refusal = join_refusal(join_link=link)
         if refusal is not None:
             return _problem(request, refusal.status, str(refusal))
@@ -111,7 +129,8 @@ def _start(request: HttpRequest, link: JoinLink) -> HttpResponse:
             result = participant_start(join_link=link, ids=ids, address=client_address(request))
             break
         except JoinRefused as exc:
-            return _problem(request, exc.status, str(exc), retry_after_s=exc.retry_after_s)
+            title = RELEASED if exc.code == "released" else None
+            return _problem(request, exc.status, str(exc), retry_after_s=exc.retry_after_s, title=title)
         except IntegrityError:
             # Two Starts at once took the same slot or id; the constraint kept one. Again: the id
             # now resumes, or the next free slot is taken.
@@ -126,12 +145,21 @@ def _start(request: HttpRequest, link: JoinLink) -> HttpResponse:
 @login_required
 @require_GET
 def participant_done(request: HttpRequest) -> HttpResponse:
-    """A participant's completion page: the completion code, or off to the completion URL."""
+    """A participant's completion page: the completion code, or off to the completion URL; without
+    the code (too many items skipped, or the slot released as idle), why, and the way back to the
+    platform (return the study)."""
     participant = participant_of(user=request.user)
     if participant is None:
         raise Http404("Only a study's participants have a completion page.")
     if not participant_complete(participant=participant):
         return redirect(next_url_for(request.user))
+    participant.refresh_from_db()
+    if participant.outcome != Participant.CODE:
+        if participant.outcome == Participant.IDLE:
+            title, message = RELEASED, released_message(participant)
+        else:
+            title, message = "No completion code", completion_shortfall(participant) or ""
+        return render(request, "annotations/participant_no_code.html", {"title": title, "message": message})
     url = completion_redirect(participant.join_link)
     if url:
         return HttpResponseRedirect(url)
@@ -152,11 +180,15 @@ def _render_participation(
         design, design_error = participant_design(project=project), ""
     except ServiceError as exc:
         design, design_error = None, str(exc)
+    now = timezone.now()
+    participants = with_last_activity(project_participants(project=project))
+    for participant in participants:
+        participant.status = participant_status(participant, now=now)
     context = {
         "project": project,
         "open_link": next((link for link in links if link.is_open), None),
         "closed_links": [link for link in links if not link.is_open],
-        "participants": project_participants(project=project),
+        "participants": participants,
         "design": design,
         "design_error": design_error,
         "form": form or JoinLinkForm(),
@@ -187,6 +219,8 @@ def participation_open(request: HttpRequest, pk: int) -> HttpResponse:
             completion_code=data["completion_code"],
             completion_url=data["completion_url"],
             max_participants=data["max_participants"],
+            max_skips=data["max_skips"] if data["max_skips"] is not None else 0,
+            idle_minutes=data["idle_minutes"] if data["idle_minutes"] is not None else IDLE_MINUTES_DEFAULT,
             params={
                 "participant": data["participant_param"],
                 "study": data["study_param"],
