@@ -95,50 +95,90 @@ def build(*, annotators: int, documents: int, segments: int):
     return project, lab, crowd, researcher, admin, link
 
 
+def _preview(project_pk: int, researcher_pk: int, query: str, took) -> None:
+    """A researcher's plan page, in a process of its own (forked: the Start does not share its CPU lock)."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(get_user_model().objects.get(pk=researcher_pk))
+    began = time.perf_counter()
+    response = client.get(reverse("manage-design", args=[project_pk]) + query)
+    took.value = time.perf_counter() - began if response.status_code == 200 else -1.0
+
+
 def start_latency(project, crowd, researcher, link, rounds: int) -> list[str]:
-    """A participant's Start alone and during a preview (another thread, its own connection)."""
-    from django.db import connection
+    """A participant's Start alone and during a preview (another process, its own connection), and
+    how long PostgreSQL saw a backend of this database wait for a lock meanwhile (pg_stat_activity,
+    polled every 5 ms from a third connection)."""
+    import multiprocessing
+
+    import psycopg
+    from django.db import connection, connections
     from django.test import Client
     from django.urls import reverse
 
     join = reverse("join", args=[link.token])
     counter = iter(range(10**6))
+    dsn = os.environ["DATABASE_URL"]
 
-    def start() -> float:
+    def start() -> tuple[float, float]:
         n = next(counter)
         client = Client(REMOTE_ADDR=f"10.0.{n // 250}.{n % 250 + 1}")
+        waited = [0.0]
+        running = threading.Event()
+        running.set()
+
+        def watch() -> None:
+            with psycopg.connect(dsn, autocommit=True) as watcher:
+                last = time.perf_counter()
+                while running.is_set():
+                    row = watcher.execute(
+                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                        "AND datname = current_database()"
+                    ).fetchone()
+                    now = time.perf_counter()
+                    if row and row[0]:
+                        waited[0] += now - last
+                    last = now
+                    time.sleep(0.005)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
         began = time.perf_counter()
         response = client.post(f"{join}?PROLIFIC_PID=bench-{n}")
         took = time.perf_counter() - began
+        running.clear()
+        watcher.join()
         assert response.status_code == 302, (response.status_code, response.content[:300])
-        return took
+        return took, waited[0]
 
-    body = {"annotators": [a.pk for a in crowd], "conditions": ["a", "b", "ht"]}
-    query = "?" + urllib.parse.urlencode(body, doseq=True)
-    previews: list[float] = []
-
-    def preview() -> None:
-        client = Client()
-        client.force_login(researcher)
-        began = time.perf_counter()
-        response = client.get(reverse("manage-design", args=[project.pk]) + query)
-        previews.append(time.perf_counter() - began)
-        assert response.status_code == 200, response.status_code
-        connection.close()
-
+    query = "?" + urllib.parse.urlencode(
+        {"annotators": [a.pk for a in crowd], "conditions": ["a", "b", "ht"]}, doseq=True
+    )
     start()  # warm up
     alone = [start() for _ in range(rounds)]
-    during = []
+    during, previews = [], []
+    fork = multiprocessing.get_context("fork")
     for _ in range(rounds):
-        thread = threading.Thread(target=preview)
-        thread.start()
-        time.sleep(0.1)
+        connections.close_all()  # the child opens its own
+        took = fork.Value("d", 0.0)
+        child = fork.Process(target=_preview, args=(project.pk, researcher.pk, query, took))
+        child.start()
+        time.sleep(0.3)  # the preview is under way (it takes seconds)
         during.append(start())
-        thread.join()
-    ms = lambda values: ", ".join(f"{v * 1000:.0f}" for v in values)  # noqa: E731
+        child.join()
+        previews.append(took.value)
+    connection.close()
+
+    def ms(rows: list[tuple[float, float]], k: int) -> str:
+        values = [row[k] * 1000 for row in rows]
+        return f"median {statistics.median(values):.0f} ms ({', '.join(f'{v:.0f}' for v in values)})"
+
     return [
-        f"participant Start alone: median {statistics.median(alone) * 1000:.0f} ms ({ms(alone)})",
-        f"participant Start during a preview: median {statistics.median(during) * 1000:.0f} ms ({ms(during)})",
+        f"participant Start alone: {ms(alone, 0)}; a backend waiting for a lock meanwhile: {ms(alone, 1)}",
+        f"participant Start during a preview: {ms(during, 0)}; a backend waiting for a lock meanwhile: {ms(during, 1)}",
         f"the previews ({len(crowd)} annotators): median {statistics.median(previews) * 1000:.0f} ms",
     ]
 
