@@ -4,9 +4,10 @@
                                           [--segments 10] [--rounds 5] [--gunicorn]
 
 Against an empty PostgreSQL database (required: the lock wait is PostgreSQL's). Prints:
-- a crowd participant's Start (POST /join/<token>/) alone, and while a researcher's Latin-square
-  preview of `--annotators` x `--documents` x `--segments` runs in another thread (each round a new
-  participant; the preview starts first and the Start 0.1 s later), wall time per Start;
+- a crowd participant's Start (POST /join/<token>/) alone, and back to back while a researcher's
+  Latin-square preview of `--annotators` x `--documents` x `--segments` runs in another process
+  (`--rounds` previews; each Start a new participant): wall time per Start, and how long PostgreSQL
+  saw a backend wait for a lock meanwhile;
 - what a participant under the empty-editor condition reads of the machine output in
   /api/assignments/, on the diff page before opening the item and in the document context after a
   sibling was reassigned away; what a reassigned Latin-square assignment keeps; whether a plan
@@ -166,15 +167,18 @@ def start_latency(project, crowd, researcher, link, rounds: int) -> list[str]:
         took = fork.Value("d", 0.0)
         child = fork.Process(target=_preview, args=(project.pk, researcher.pk, query, took))
         child.start()
-        time.sleep(0.3)  # the preview is under way (it takes seconds)
-        during.append(start())
+        while child.is_alive():  # Starts back to back for as long as the preview runs
+            during.append(start())
         child.join()
         previews.append(took.value)
     connection.close()
 
     def ms(rows: list[tuple[float, float]], k: int) -> str:
-        values = [row[k] * 1000 for row in rows]
-        return f"median {statistics.median(values):.0f} ms ({', '.join(f'{v:.0f}' for v in values)})"
+        values = sorted(row[k] * 1000 for row in rows)
+        return (
+            f"median {statistics.median(values):.0f} ms, max {values[-1]:.0f} ms, total {sum(values):.0f} ms "
+            f"over {len(values)} Starts"
+        )
 
     return [
         f"participant Start alone: {ms(alone, 0)}; a backend waiting for a lock meanwhile: {ms(alone, 1)}",
