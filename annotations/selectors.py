@@ -137,7 +137,7 @@ def document_context(*, assignment: Assignment) -> list[ContextSegment]:
             state, text = "current", ""
         elif mine is not None and mine.condition != name:
             text = ""  # held under another condition: what either condition hides stays hidden
-        elif done:
+        elif done and post_edit is not None:
             text = post_edit.text
         elif post_edit is not None:
             # The start fixed under this very condition when it was opened (null: the model output).

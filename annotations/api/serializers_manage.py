@@ -408,6 +408,11 @@ class DesignPlanOutputSerializer(serializers.Serializer):
 # --------------------------------------------------------------------------- assignments
 
 
+def _scratch(serializer: serializers.Field) -> dict:
+    """Working memory shared by one answer's serializers (kept on the root serializer)."""
+    return vars(serializer.root).setdefault("_blinding_scratch", {})
+
+
 class AssignmentItemSerializer(serializers.ModelSerializer):
     effective_instruction = serializers.CharField(read_only=True)
     model_output = serializers.SerializerMethodField(
@@ -420,7 +425,7 @@ class AssignmentItemSerializer(serializers.ModelSerializer):
         fields = ["id", "external_id", "source", "model_output", "effective_instruction", "references", "task_type"]
 
     def get_model_output(self, item: Item) -> str:
-        start = self.context.get("start_texts", {}).get(item.pk)
+        start = _scratch(self).get("start_texts", {}).get(item.pk)
         if shows_design(self):
             return item.model_output
         return start if start is not None else ""
@@ -465,7 +470,7 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         # The item's serializer reads this assignment's start text (one item, many assignments).
-        self.context.setdefault("start_texts", {})[instance.item_id] = start_shown(
+        _scratch(self).setdefault("start_texts", {})[instance.item_id] = start_shown(
             assignment=instance, conditions=self._conditions(instance.item.project)
         )
         data = super().to_representation(instance)
@@ -474,13 +479,13 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
         return data
 
     def _conditions(self, project: Project) -> dict:
-        cache = self.context.setdefault("conditions_of", {})
+        cache = _scratch(self).setdefault("conditions_of", {})
         if project.pk not in cache:
             cache[project.pk] = declared_by_name(project)
         return cache[project.pk]
 
     def get_start_text(self, assignment: Assignment) -> str:
-        return self.context["start_texts"][assignment.item_id]
+        return _scratch(self)["start_texts"][assignment.item_id]
 
     def get_post_edit(self, assignment: Assignment) -> int | None:
         post_edit = getattr(assignment, "post_edit", None)

@@ -55,11 +55,9 @@ def _reading(request: Request) -> dict:
     return {"reader": can_read_all(request.user), "request": request}
 
 
-class ReaderContextMixin:
-    request: Request
-
+class ReaderContextMixin(generics.GenericAPIView):
     def get_serializer_context(self) -> dict:
-        return {**super().get_serializer_context(), **_reading(self.request)}  # type: ignore[misc]
+        return {**super().get_serializer_context(), **_reading(self.request)}
 
 
 # --------------------------------------------------------------------------- projects

@@ -31,11 +31,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from editlab.benchmarks.support import free_port, production_settings, setup_django, wait_for_login_page
 
 PASSWORD = "bench-Kq8!zP2#-password"
-CONDITIONS = [
+CONDITIONS: list[dict[str, Any]] = [
     {"name": "a", "output": "sysA", "highlights": False},
     {"name": "b", "output": "sysB", "highlights": True},
     {"name": "ht", "output": None, "highlights": False},
@@ -201,6 +202,7 @@ def attacks(project, lab) -> list[str]:
 
     lines = []
     ht = Assignment.objects.filter(annotator=lab[0], condition="ht").order_by("queue_position").first()
+    assert ht is not None and ht.item.document_position is not None
     client = Client()
     client.force_login(lab[0])
     api = client.get(reverse("api-assignments"), {"project": project.pk, "status": "pending"}).json()
