@@ -164,8 +164,10 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
     )
     total = mine.count()
     position = mine.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]).count()
+    # The last edit finished under the same condition only: one made under another shows that
+    # condition's output on this page.
     previous = (
-        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED)
+        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED, condition=assignment.condition)
         .exclude(finished__isnull=True)
         .order_by("-finished")
         .first()

@@ -131,6 +131,26 @@ def test_the_project_api_tells_participants_only_what_their_work_needs(client):
     assert body["meta"]["designs"][0]["annotators"] == ["lab0", "lab1", "lab2"] and body["design"] == "latin-square"
 
 
+def test_the_editor_offers_the_previous_edit_only_under_the_same_condition(client):
+    from django.utils import timezone
+
+    project = study(documents=3, segments=1, practice=0)
+    user = UserFactory(username="prev", role="annotator")
+    items = list(project.items.order_by("document"))
+    done = {}
+    for item, condition in zip(items[:2], ("b", "a"), strict=True):
+        done[condition] = AssignmentFactory(item=item, annotator=user, condition=condition)
+        post_edit, _ = post_edit_open(assignment=done[condition], user=user)
+        post_edit.text = f"{post_edit.draft_text} (edited under {condition})"
+        post_edit.save()
+        Assignment.objects.filter(pk=done[condition].pk).update(status=Assignment.SUBMITTED, finished=timezone.now())
+    current = AssignmentFactory(item=items[2], annotator=user, condition="b")
+    client.force_login(user)
+    html = client.get(reverse("editor", args=[current.pk])).content.decode()
+    assert f'href="/edit/{done["b"].pk}/diff/"' in html and f"/edit/{done['a'].pk}/diff/" not in html
+    assert "SYSA" not in html
+
+
 # --------------------------------------------------------------------------- the document around a segment
 
 
