@@ -18,6 +18,11 @@ from typing import Any
 
 CONDITION_NAME = re.compile(r"^[\w][\w .\-]{0,99}$")
 LABEL_MAX = 100
+# The most annotators and conditions one Latin-square plan takes (the Design page, the plan and assign
+# API, the CLI): a plan's page and answer hold a row per annotator. The page posts one field per ticked
+# annotator and condition, so DATA_UPLOAD_MAX_NUMBER_FIELDS (settings) must exceed their sum.
+DESIGN_MAX_ANNOTATORS = 1000
+DESIGN_MAX_CONDITIONS = 100
 
 
 class DesignError(ValueError):

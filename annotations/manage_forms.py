@@ -6,7 +6,7 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
-from annotations.design import DesignError
+from annotations.design import DESIGN_MAX_ANNOTATORS, DesignError
 from annotations.models import Batch, Project
 from annotations.selectors import annotator_queryset
 from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, MAX_SMALL, parse_id
@@ -387,6 +387,15 @@ class LatinSquareForm(forms.Form):
             "required": f"Choose at least one condition; the project declares {available}.",
             "invalid_choice": f"%(value)s is not a condition of this project; it declares {available}.",
         }
+
+    def clean_annotators(self):
+        annotators = self.cleaned_data["annotators"]
+        if len(annotators) > DESIGN_MAX_ANNOTATORS:
+            raise forms.ValidationError(
+                f"At most {DESIGN_MAX_ANNOTATORS:,} annotators in one plan, {len(annotators):,} are ticked: "
+                "assign the study in parts of at most that many."
+            )
+        return annotators
 
     def clean_conditions(self) -> list[str]:
         chosen = set(self.cleaned_data["conditions"])

@@ -192,6 +192,21 @@ class Item(models.Model):
         output = self.outputs.get(condition.output) if isinstance(self.outputs, dict) else None
         return output if isinstance(output, str) else None
 
+    def blind_start(self, name: str, condition: Condition | None) -> tuple[str, str]:
+        """What an annotator whose assignment carries the condition `name` starts from (`condition`:
+        its declaration, None when the project does not declare it), and the flag saying why that is not
+        the condition's own output ("" when it is). Never a text the condition hides: without a condition
+        the model output; under a declared condition its output ("" for an empty editor); under an
+        undeclared condition, or on an item lacking the condition's output, an empty editor."""
+        if not name:
+            return self.model_output, ""
+        if condition is None:
+            return "", "condition_unknown"
+        text = self.start_text(condition)
+        if text is None:
+            return "", "condition_output_missing"
+        return text, ""
+
     def spans_for(self, condition: Condition | None) -> list[tuple[int, int, str]]:
         """The error spans shown under `condition` (none unless it enables highlights)."""
         if condition is None or not condition.highlights or condition.output is None:

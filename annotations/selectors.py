@@ -75,9 +75,36 @@ class ContextSegment:
     state: str  # "done" (submitted by this annotator), "current", or "todo"
 
 
+def declared_by_name(project: Project) -> dict[str, Condition]:
+    """The project's declared conditions by name; none when the stored list does not parse."""
+    try:
+        return {c.name: c for c in project.declared_conditions()}
+    except DesignError:
+        return {}
+
+
+def start_shown(*, assignment: Assignment, conditions: dict[str, Condition] | None = None) -> str:
+    """The text the assignment's annotator starts from (or started from, once the editor fixed it):
+    what their condition shows and nothing it hides (Item.blind_start)."""
+    # A missing reverse one-to-one raises RelatedObjectDoesNotExist, an AttributeError.
+    post_edit = getattr(assignment, "post_edit", None)
+    if post_edit is not None:
+        return post_edit.original
+    if conditions is None:
+        conditions = declared_by_name(assignment.item.project)
+    return assignment.item.blind_start(assignment.condition, conditions.get(assignment.condition))[0]
+
+
 def document_context(*, assignment: Assignment) -> list[ContextSegment]:
     """The segments around the assignment's item in its document, read-only, as the project's
-    context setting asks (none, a window of N before and after, or the whole document)."""
+    context setting asks (none, a window of N before and after, or the whole document).
+
+    Blind by construction: a segment the annotator holds under the current assignment's condition
+    shows their own text (submitted, or the start fixed when they opened it) or what that condition
+    will show; one they do not hold shows what the current condition shows of it (Item.blind_start:
+    nothing an empty editor hides, no other system's output, never the model output under a
+    condition); one they hold under another condition shows its source only. No one else's text is
+    read."""
     item = assignment.item
     project = item.project
     if project.context == Project.CONTEXT_NONE or not item.document:
@@ -97,21 +124,26 @@ def document_context(*, assignment: Assignment) -> list[ContextSegment]:
             "post_edit"
         )
     }
-    try:
-        conditions = {c.name: c for c in project.declared_conditions()}
-    except DesignError:
-        conditions = {}
+    conditions = declared_by_name(project)
+    name = assignment.condition
+    current = conditions.get(name)
     segments = []
     for sibling in siblings:
         mine = own.get(sibling.pk)
         post_edit = getattr(mine, "post_edit", None) if mine is not None else None
+        done = mine is not None and mine.status == Assignment.SUBMITTED and post_edit is not None
+        state = "done" if done else "todo"
         if sibling.pk == item.pk:
             state, text = "current", ""
-        elif mine is not None and mine.status == Assignment.SUBMITTED and post_edit is not None:
-            state, text = "done", post_edit.text
+        elif mine is not None and mine.condition != name:
+            text = ""  # held under another condition: what either condition hides stays hidden
+        elif done and post_edit is not None:
+            text = post_edit.text
+        elif post_edit is not None:
+            # The start fixed under this very condition when it was opened (null: the model output).
+            text = sibling.model_output if post_edit.original_text is None else post_edit.original_text
         else:
-            condition = conditions.get(mine.condition) if mine is not None else None
-            state, text = "todo", sibling.start_text(condition) or ""
+            text = sibling.blind_start(name, current)[0]
         segments.append(ContextSegment(sibling.external_id, sibling.document_position, sibling.source, text, state))
     return segments
 
@@ -282,8 +314,8 @@ def _condition_warnings(summary: StudySettings) -> list[str]:
             have = ", ".join(summary.outputs) or "none"
             warnings.append(
                 f"Condition {condition.name!r} shows output {condition.output!r}, which {entry.items_lacking} of "
-                f"{summary.items} item(s) lack (the items carry: {have}): under it they would show the model "
-                "output instead, flagged condition_output_missing."
+                f"{summary.items} item(s) lack (the items carry: {have}): under it they would start from an "
+                "empty editor instead, flagged condition_output_missing."
             )
         if condition.highlights and condition.output is None:
             warnings.append(
@@ -296,7 +328,7 @@ def _condition_warnings(summary: StudySettings) -> list[str]:
     for name, used in summary.undeclared.items():
         warnings.append(
             f"{used.describe()} carry the condition {name!r}, which the project does not declare; declare it "
-            "again (until then an item opened under it shows the model output, flagged condition_unknown)."
+            "again (until then an item opened under it starts from an empty editor, flagged condition_unknown)."
         )
     return warnings
 

@@ -241,6 +241,9 @@ TASKS = {
 }
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024, minimum=1024)
+# Form fields per request: the Design page posts one per ticked annotator (at most 1,000) and condition
+# (at most 100, annotations.design.DESIGN_MAX_*); beyond this, a 400 naming the setting.
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("DATA_UPLOAD_MAX_NUMBER_FIELDS", 2000, minimum=1200)
 
 # editlab's own knobs.
 EDITLAB_IMPORT_MAX_BYTES = env_int("EDITLAB_IMPORT_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)

@@ -8,6 +8,8 @@ querysets are scoped with `visible_to`, so other people's objects answer 404.
 - AdminWritesResearcherReads: admins any method, researchers reading only (writes -> 403);
 - AdminOrResearcher: admins and researchers, any method (metric values: computing derived,
   recomputable data is the researcher's part of the workflow);
+- AdminOrResearcherAsks: admins and researchers, any method, for a question sent as a POST body because
+  it is too long for a URL and that writes nothing (the Latin-square plan);
 - HasRole: any editlab role (annotators read their own work; accounts without a role -> 403);
 - AnnotatorsWriteOwnWork: the editor's writes; admins and researchers read edits elsewhere and
   get 403 (whose post-edit it is, is the view's queryset: another annotator's -> 404).
@@ -36,6 +38,13 @@ class AdminWritesResearcherReads(BasePermission):
 
 class AdminOrResearcher(BasePermission):
     message = "Only researchers and admins may use the metric-values API."
+
+    def has_permission(self, request, view) -> bool:
+        return can_read_all(request.user)
+
+
+class AdminOrResearcherAsks(BasePermission):
+    message = "Only admins and researchers may ask for this."
 
     def has_permission(self, request, view) -> bool:
         return can_read_all(request.user)

@@ -3,8 +3,10 @@ describe and check shapes; the services do the work."""
 
 from rest_framework import serializers
 
+from annotations.design import DESIGN_MAX_ANNOTATORS, DESIGN_MAX_CONDITIONS
 from annotations.models import Assignment, Batch, Item, Project
 from annotations.roles import ROLES
+from annotations.selectors import declared_by_name, start_shown
 from annotations.templatetags.editlab import render_markdown
 from editlab.limits import (
     CONTEXT_WINDOW_MAX,
@@ -21,6 +23,17 @@ MAX_OVERLAP = MAX_SMALL
 
 
 # --------------------------------------------------------------------------- projects
+
+
+def shows_design(serializer: serializers.Serializer) -> bool:
+    """Whether the answer goes to an admin or a researcher (context "reader"): annotators and crowd
+    participants are told only what their own work needs, never the design behind it (fails closed)."""
+    return bool(serializer.context.get("reader", False))
+
+
+# Set to null for annotators: the study's design (conditions, who else takes part) is not theirs to see.
+PROJECT_DESIGN_FIELDS = ("instruction_seed", "overlap", "conditions", "design", "meta")
+DESIGN_HIDDEN = " Null for annotators and participants."
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -51,10 +64,25 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
             "batch_count",
             "created",
         ]
-        extra_kwargs = {"design": {"help_text": "simple, or latin-square once a Latin square was assigned."}}
+        extra_kwargs = {
+            "design": {
+                "help_text": "simple, or latin-square once a Latin square was assigned." + DESIGN_HIDDEN,
+                "allow_null": True,
+            },
+            "overlap": {"allow_null": True, "help_text": "How many annotators edit each item." + DESIGN_HIDDEN},
+            "conditions": {"allow_null": True, "help_text": "The declared conditions." + DESIGN_HIDDEN},
+            "meta": {"allow_null": True, "help_text": "Batching and design history, import details." + DESIGN_HIDDEN},
+            "instruction_seed": {"help_text": "Seed of the instruction draw." + DESIGN_HIDDEN},
+        }
 
     def get_guidelines_html(self, project: Project) -> str:
         return str(render_markdown(project.guidelines))
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not shows_design(self):
+            data.update(dict.fromkeys(PROJECT_DESIGN_FIELDS))
+        return data
 
 
 class StudySettingsInputSerializer(serializers.Serializer):
@@ -268,7 +296,10 @@ class BatchAssignOutputSerializer(serializers.Serializer):
 
 # --------------------------------------------------------------------------- designs
 
-MAX_DESIGN_ANNOTATORS = 1000  # a plan's page and answer hold one row per annotator
+MAX_DESIGN_ANNOTATORS = DESIGN_MAX_ANNOTATORS
+# A plan asked for with GET: gunicorn refuses a request line over 4,094 bytes (414) before the app sees
+# it, so a query is held well under that, and longer lists are POSTed (DesignPlanInputSerializer).
+MAX_PLAN_QUERY_CHARS = 3000
 
 
 def _names(text: str, *, field: str, limit: int) -> list[str]:
@@ -282,17 +313,41 @@ def _names(text: str, *, field: str, limit: int) -> list[str]:
 
 class DesignPlanQueryInputSerializer(serializers.Serializer):
     annotators = serializers.CharField(
-        max_length=40_000, help_text="Comma-separated usernames of active annotators, in slot order."
+        help_text=f"Comma-separated usernames of active annotators, in slot order; at most {MAX_PLAN_QUERY_CHARS:,} "
+        "characters in a query (a longer list: POST the plan)."
     )
     conditions = serializers.CharField(
         max_length=10_000, help_text="Comma-separated names of the project's declared conditions."
     )
 
     def validate_annotators(self, value: str) -> list[str]:
+        if len(value) > MAX_PLAN_QUERY_CHARS:
+            raise serializers.ValidationError(
+                f"{len(value):,} characters is too long for a URL (at most {MAX_PLAN_QUERY_CHARS:,} here; servers "
+                f"refuse long URLs): POST the plan instead, "
+                f'{{"annotators": [...], "conditions": [...]}} (at most {MAX_DESIGN_ANNOTATORS:,} annotators)'
+            )
         return _names(value, field="annotators", limit=MAX_DESIGN_ANNOTATORS)
 
     def validate_conditions(self, value: str) -> list[str]:
-        return _names(value, field="conditions", limit=100)
+        return _names(value, field="conditions", limit=DESIGN_MAX_CONDITIONS)
+
+
+class DesignPlanInputSerializer(serializers.Serializer):
+    """A plan asked for with POST (writes nothing): lists of any length up to the documented maximum."""
+
+    annotators = serializers.ListField(
+        child=serializers.CharField(max_length=150),
+        allow_empty=False,
+        max_length=MAX_DESIGN_ANNOTATORS,
+        help_text=f"Usernames of active annotators, in slot order (at most {MAX_DESIGN_ANNOTATORS:,}).",
+    )
+    conditions = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        allow_empty=False,
+        max_length=DESIGN_MAX_CONDITIONS,
+        help_text="Declared conditions to counterbalance, in the order the Latin square rotates them.",
+    )
 
 
 class DesignAssignInputSerializer(serializers.Serializer):
@@ -353,12 +408,27 @@ class DesignPlanOutputSerializer(serializers.Serializer):
 # --------------------------------------------------------------------------- assignments
 
 
+def _scratch(serializer: serializers.Field) -> dict:
+    """Working memory shared by one answer's serializers (kept on the root serializer)."""
+    return vars(serializer.root).setdefault("_blinding_scratch", {})
+
+
 class AssignmentItemSerializer(serializers.ModelSerializer):
     effective_instruction = serializers.CharField(read_only=True)
+    model_output = serializers.SerializerMethodField(
+        help_text="Admins and researchers: the item's model output. Annotators and participants: the text their "
+        'editor starts from (their condition\'s output, "" for an empty editor), never a text their condition hides.'
+    )
 
     class Meta:
         model = Item
         fields = ["id", "external_id", "source", "model_output", "effective_instruction", "references", "task_type"]
+
+    def get_model_output(self, item: Item) -> str:
+        start = _scratch(self).get("start_texts", {}).get(item.pk)
+        if shows_design(self):
+            return item.model_output
+        return start if start is not None else ""
 
 
 class AssignmentOutputSerializer(serializers.ModelSerializer):
@@ -368,6 +438,14 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     batch = serializers.CharField(source="item.batch.name", default=None, allow_null=True)
     batch_position = serializers.IntegerField(source="item.batch_position", allow_null=True)
     item = AssignmentItemSerializer()
+    start_text = serializers.SerializerMethodField(
+        help_text="The text the editor starts (or started) from under the assignment's condition: its output, "
+        '"" for an empty editor, the model output without a condition.'
+    )
+    condition = serializers.CharField(allow_null=True, help_text='"" for none.' + DESIGN_HIDDEN)
+    queue_position = serializers.IntegerField(
+        allow_null=True, help_text="Place in the annotator's queue (designed studies), else null."
+    )
     post_edit = serializers.SerializerMethodField(help_text="The post-edit's id once the editor has opened it.")
 
     class Meta:
@@ -381,11 +459,33 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
             "batch",
             "batch_position",
             "item",
+            "start_text",
+            "condition",
+            "queue_position",
             "post_edit",
             "created",
             "started",
             "finished",
         ]
+
+    def to_representation(self, instance):
+        # The item's serializer reads this assignment's start text (one item, many assignments).
+        _scratch(self).setdefault("start_texts", {})[instance.item_id] = start_shown(
+            assignment=instance, conditions=self._conditions(instance.item.project)
+        )
+        data = super().to_representation(instance)
+        if not shows_design(self):
+            data["condition"] = None
+        return data
+
+    def _conditions(self, project: Project) -> dict:
+        cache = _scratch(self).setdefault("conditions_of", {})
+        if project.pk not in cache:
+            cache[project.pk] = declared_by_name(project)
+        return cache[project.pk]
+
+    def get_start_text(self, assignment: Assignment) -> str:
+        return _scratch(self)["start_texts"][assignment.item_id]
 
     def get_post_edit(self, assignment: Assignment) -> int | None:
         post_edit = getattr(assignment, "post_edit", None)

@@ -20,9 +20,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api import serializers_manage as s
-from annotations.api.permissions import AdminWritesResearcherReads, HasRole, IsAdmin
+from annotations.api.permissions import AdminOrResearcherAsks, AdminWritesResearcherReads, HasRole, IsAdmin
 from annotations.models import Assignment, Item, Project
-from annotations.roles import role_of
+from annotations.roles import can_read_all, role_of
 from annotations.selectors import batch_rows, project_progress, visible_projects
 from annotations.services.assignment import WithdrawResult, assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
@@ -50,6 +50,16 @@ def _project_for(request: Request, pk: int) -> Project:
     return get_object_or_404(visible_projects(user=request.user), pk=pk)
 
 
+def _reading(request: Request) -> dict:
+    """The serializers' context: admins and researchers see a study's design, annotators only their work."""
+    return {"reader": can_read_all(request.user), "request": request}
+
+
+class ReaderContextMixin(generics.GenericAPIView):
+    def get_serializer_context(self) -> dict:
+        return {**super().get_serializer_context(), **_reading(self.request)}
+
+
 # --------------------------------------------------------------------------- projects
 
 
@@ -58,7 +68,7 @@ def _project_for(request: Request, pk: int) -> Project:
     summary="List projects (annotators: the projects they have work in)",
     responses={200: s.ProjectOutputSerializer, **E403, **E404},  # 404: a page beyond the last
 )
-class ProjectListApi(generics.ListAPIView):
+class ProjectListApi(ReaderContextMixin, generics.ListAPIView):
     permission_classes = [IsAuthenticated, HasRole]
     serializer_class = s.ProjectOutputSerializer
 
@@ -71,7 +81,7 @@ class ProjectDetailApi(APIView):
 
     @extend_schema(tags=TAG_PROJECTS, summary="One project", responses={200: s.ProjectOutputSerializer, **E403, **E404})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
+        return Response(s.ProjectOutputSerializer(_project_for(request, pk), context=_reading(request)).data)
 
 
 class ProjectCreateApi(APIView):
@@ -87,7 +97,8 @@ class ProjectCreateApi(APIView):
         data = _project_fields(request, s.ProjectCreateInputSerializer)
         project = project_create(**data)
         return Response(
-            s.ProjectOutputSerializer(_project_for(request, project.pk)).data, status=status.HTTP_201_CREATED
+            s.ProjectOutputSerializer(_project_for(request, project.pk), context=_reading(request)).data,
+            status=status.HTTP_201_CREATED,
         )
 
 
@@ -104,7 +115,7 @@ class ProjectUpdateApi(APIView):
         project = _project_for(request, pk)
         data = _project_fields(request, s.ProjectUpdateInputSerializer)
         project_update(project=project, **data)
-        return Response(s.ProjectOutputSerializer(_project_for(request, pk)).data)
+        return Response(s.ProjectOutputSerializer(_project_for(request, pk), context=_reading(request)).data)
 
 
 def _project_fields(request: Request, serializer_class) -> dict:
@@ -133,7 +144,9 @@ class ProjectCopyApi(APIView):
             "items": result.items,
             "practice_items": result.practice_items,
         }
-        return Response(s.ProjectCopyOutputSerializer(output).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.ProjectCopyOutputSerializer(output, context=_reading(request)).data, status=status.HTTP_201_CREATED
+        )
 
 
 class ProjectProgressApi(APIView):
@@ -277,7 +290,7 @@ def _design_output(result: DesignResult) -> dict:
 
 
 class DesignPlanApi(APIView):
-    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
+    permission_classes = [IsAuthenticated, AdminOrResearcherAsks]
 
     @extend_schema(
         tags=TAG_ASSIGNMENTS,
@@ -288,13 +301,28 @@ class DesignPlanApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
         data = validated(s.DesignPlanQueryInputSerializer, request.query_params)
-        result = study_assign_latin_square(
-            project=project,
-            annotators=annotators_by_name(usernames=data["annotators"]),
-            conditions=data["conditions"],
-            apply=False,
-        )
-        return Response(_design_output(result))
+        return Response(_plan(project, data))
+
+    @extend_schema(
+        tags=TAG_ASSIGNMENTS,
+        summary="The same plan for lists too long for a URL (a POST that writes nothing; admins, researchers)",
+        request=s.DesignPlanInputSerializer,
+        responses={200: s.DesignPlanOutputSerializer, **E400, **E403, **E404},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        project = get_object_or_404(Project, pk=pk)
+        data = validated(s.DesignPlanInputSerializer, request.data)
+        return Response(_plan(project, data))
+
+
+def _plan(project: Project, data: dict) -> dict:
+    result = study_assign_latin_square(
+        project=project,
+        annotators=annotators_by_name(usernames=data["annotators"]),
+        conditions=data["conditions"],
+        apply=False,
+    )
+    return _design_output(result)
 
 
 class DesignAssignApi(APIView):
@@ -336,7 +364,7 @@ def _assignments_for(user) -> QuerySet:
     parameters=[s.AssignmentFilterInputSerializer],
     responses={200: s.AssignmentOutputSerializer, **E400, **E403, **E404},  # 404: a page beyond the last
 )
-class AssignmentListApi(generics.ListAPIView):
+class AssignmentListApi(ReaderContextMixin, generics.ListAPIView):
     permission_classes = [IsAuthenticated, HasRole]
     serializer_class = s.AssignmentOutputSerializer
 
@@ -362,7 +390,7 @@ class AssignmentDetailApi(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         assignment = get_object_or_404(_assignments_for(request.user), pk=pk)
-        return Response(s.AssignmentOutputSerializer(assignment).data)
+        return Response(s.AssignmentOutputSerializer(assignment, context=_reading(request)).data)
 
 
 def _move_output(result: WithdrawResult, not_found: list[int]) -> dict:

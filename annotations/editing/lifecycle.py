@@ -81,15 +81,11 @@ def _new_post_edit(assignment: Assignment) -> PostEdit:
     """The post-edit of a first opening: the assignment's condition fixes the text it starts from
     (an output, or nothing), copied here so that later changes to the project cannot alter it."""
     item = assignment.item
-    condition = shown_condition(item.project, assignment.condition)
-    start = item.start_text(condition)
-    flags = []
-    if assignment.condition and condition is None:
-        flags.append(FLAG_CONDITION_UNKNOWN)
-    if start is None:  # the condition's output is missing on this item: show the model output, say so
-        start = item.model_output
-        flags.append(FLAG_CONDITION_OUTPUT_MISSING)
-    original_text = None if condition is None else start
+    # An undeclared condition or a missing output starts from an empty editor, flagged: never a text
+    # the condition hides (condition_unknown, condition_output_missing).
+    start, flag = item.blind_start(assignment.condition, shown_condition(item.project, assignment.condition))
+    flags = [flag] if flag else []
+    original_text = None if not assignment.condition else start
     return PostEdit.objects.create(
         assignment=assignment,
         draft_text=start,

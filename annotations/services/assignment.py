@@ -150,7 +150,10 @@ def assignment_reassign(
     """Move pending assignments (in-progress ones only with force) to another annotator.
 
     An item the new annotator already has is left where it was (counted as skipped), so
-    nobody gets an item twice. The moved assignment starts afresh as pending.
+    nobody gets an item twice. The moved assignment starts afresh as pending, with its condition
+    and its place in the queue (a designed study's): the new annotator sees what the design said
+    the item is seen under. Refused, nothing moved, when the new annotator holds another segment of
+    a moved item's document under another condition (they would see one document under two).
     """
     if not is_annotator(to_annotator) or not to_annotator.is_active:
         raise ServiceError(f"to: {to_annotator.username} is not an active annotator")
@@ -163,10 +166,48 @@ def assignment_reassign(
     )
     moving = [a for a in movable if a.item_id not in already]
     result.skipped_already_assigned = len(movable) - len(moving)
+    _refuse_mixed_conditions(moving, to_annotator)
     Assignment.objects.filter(pk__in=[a.pk for a in moving]).delete()
-    Assignment.objects.bulk_create([Assignment(item_id=a.item_id, annotator=to_annotator) for a in moving])
+    Assignment.objects.bulk_create(
+        [
+            Assignment(
+                item_id=a.item_id, annotator=to_annotator, condition=a.condition, queue_position=a.queue_position
+            )
+            for a in moving
+        ]
+    )
     result.reassigned = len(moving)
     return result
+
+
+def _refuse_mixed_conditions(moving: list[Assignment], to_annotator) -> None:
+    """Refuse a move that would give `to_annotator` one document under two conditions."""
+    document_of = {
+        item_id: (project_id, document)
+        for item_id, project_id, document in Item.objects.filter(pk__in=[a.item_id for a in moving])
+        .exclude(document="")
+        .values_list("id", "project_id", "document")
+    }
+    if not document_of:
+        return
+    conditions: dict[tuple[int, str], set[str]] = defaultdict(set)
+    for assignment in moving:
+        if assignment.item_id in document_of:
+            conditions[document_of[assignment.item_id]].add(assignment.condition)
+    names = {document for _, document in conditions}
+    for project_id, document, condition in Assignment.objects.filter(
+        annotator=to_annotator, item__document__in=names
+    ).values_list("item__project_id", "item__document", "condition"):
+        if (project_id, document) in conditions:
+            conditions[(project_id, document)].add(condition)
+    for (_, document), found in sorted(conditions.items()):
+        if len(found) > 1:
+            shown = ", ".join(repr(c) if c else "none" for c in sorted(found))
+            raise ServiceError(
+                f"to: {to_annotator.username} would see document {document!r} under more than one condition "
+                f"({shown}); nothing was moved. Move a document's work under one condition to an annotator "
+                "who holds none of it under another (or withdraw theirs first)"
+            )
 
 
 def _locked(assignments: Iterable[Assignment] | QuerySet) -> list[Assignment]:

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from annotations.design import DesignError, LatinSquarePlan, condition_names, latin_square, parse_conditions
+from annotations.design import (
+    Condition,
+    DesignError,
+    LatinSquarePlan,
+    condition_names,
+    latin_square,
+    parse_conditions,
+)
 from annotations.models import Assignment, Project
 from annotations.selectors import Document, project_documents
 from annotations.services.errors import ServiceError
@@ -50,21 +57,49 @@ class DesignResult:
         ]
 
 
+DIGEST_PARTS = {
+    "items": "the project's items, documents or practice items",
+    "annotators": "the chosen annotators or their order",
+    "conditions": "the chosen conditions, their order, or what one shows (the output that prefills the editor, "
+    "highlights on or off)",
+}
+
+
+def _part(value) -> str:
+    return hashlib.sha256(json.dumps(value, ensure_ascii=True, sort_keys=True).encode()).hexdigest()[:12]
+
+
 def plan_digest(
-    *, annotators: Sequence[str], conditions: Sequence[str], documents: Sequence[Document], practice: Sequence[int]
+    *,
+    annotators: Sequence[str],
+    conditions: Sequence[Condition | str],
+    documents: Sequence[Document],
+    practice: Sequence[int],
+    annotator_ids: Sequence[int] = (),
 ) -> str:
-    """A fingerprint of everything the assignments would be made from: the same digest means the
-    same assignments. A page shows the plan with it and applies only the plan it showed."""
-    material = json.dumps(
-        [list(annotators), list(conditions), [[d.key, list(d.item_ids)] for d in documents], list(practice)],
-        ensure_ascii=True,
-    )
-    return hashlib.sha256(material.encode()).hexdigest()[:20]
+    """A fingerprint of everything the assignments would be made from and of everything that decides
+    what their annotators will see: the same digest means the same assignments, shown the same way.
+    Three parts, items.annotators.conditions, so that a refusal can say which changed: the documents'
+    item ids and the practice items; the annotators (names and accounts) in slot order; the chosen
+    conditions in order with their full definitions (name, output, highlights). A page shows the plan
+    with it and applies only the plan it showed."""
+    items = _part([[[d.key, list(d.item_ids)] for d in documents], list(practice)])
+    people = _part([list(annotators), list(annotator_ids)])
+    definitions = _part([c.as_json() if isinstance(c, Condition) else c for c in conditions])
+    return f"{items}.{people}.{definitions}"
+
+
+def digest_changes(expected: str, actual: str) -> list[str]:
+    """What differs between two plan digests, in words (every part when `expected` is not one)."""
+    old, new = expected.split("."), actual.split(".")
+    if len(old) != len(DIGEST_PARTS):
+        return list(DIGEST_PARTS.values())
+    return [words for (name, words), a, b in zip(DIGEST_PARTS.items(), old, new, strict=True) if a != b]
 
 
 def _plan(
     project: Project, annotators: Sequence, conditions: Sequence[str]
-) -> tuple[LatinSquarePlan, list[Document], list[Document]]:
+) -> tuple[LatinSquarePlan, list[Document], list[Document], list[Condition]]:
     try:
         declared = parse_conditions(project.conditions)
         names = condition_names(",".join(conditions), declared)
@@ -74,7 +109,9 @@ def _plan(
         )
     except DesignError as exc:
         raise ServiceError(str(exc)) from None
-    return plan, documents, project_documents(project=project, practice=True)
+    by_name = {condition.name: condition for condition in declared}
+    chosen = [by_name[name] for name in plan.conditions]
+    return plan, documents, project_documents(project=project, practice=True), chosen
 
 
 def study_queue(
@@ -107,8 +144,10 @@ def study_assign_latin_square(
     shown) the assignments are made only if the plan is still that one."""
     if not annotators:
         raise ServiceError("annotators: name at least one annotator")
-    project = Project.objects.select_for_update().get(pk=project.pk)
-    plan, documents, practice = _plan(project, annotators, conditions)
+    # Only applying locks the project (against a concurrent apply or a participant's Start taking a
+    # slot); a plan is read without a lock, so previews never hold up anyone's work.
+    project = (Project.objects.select_for_update() if apply else Project.objects).get(pk=project.pk)
+    plan, documents, practice, chosen = _plan(project, annotators, conditions)
     holding = (
         Assignment.objects.live()
         .filter(item__project=project, annotator__in=annotators)
@@ -131,13 +170,18 @@ def study_assign_latin_square(
         segments=segments,
         segments_of={document.key: len(document.item_ids) for document in documents},
         digest=plan_digest(
-            annotators=plan.annotators, conditions=plan.conditions, documents=documents, practice=practice_ids
+            annotators=plan.annotators,
+            annotator_ids=[a.pk for a in annotators],
+            conditions=chosen,
+            documents=documents,
+            practice=practice_ids,
         ),
     )
     if apply and expected_digest and expected_digest != result.digest:
+        changed = "; ".join(digest_changes(expected_digest, result.digest))
         raise ServiceError(
-            "plan_digest: the plan changed since it was shown (items, documents or the choice of annotators "
-            "or conditions differ); nothing was assigned. Look at the new plan and confirm it again"
+            f"plan_digest: the plan changed since it was shown ({changed}); nothing was assigned. "
+            "Look at the new plan and confirm it again"
         )
     if not apply:
         return result

@@ -22,7 +22,7 @@ from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
-from annotations.selectors import batch_progress, document_context, participant_of
+from annotations.selectors import batch_progress, document_context, participant_of, start_shown
 from editlab.http import AuthenticatedHttpRequest
 from editlab.limits import parse_id
 
@@ -164,8 +164,10 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
     )
     total = mine.count()
     position = mine.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]).count()
+    # The last edit finished under the same condition only: one made under another shows that
+    # condition's output on this page.
     previous = (
-        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED)
+        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED, condition=assignment.condition)
         .exclude(finished__isnull=True)
         .order_by("-finished")
         .first()
@@ -226,7 +228,8 @@ def diff(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
     """Original vs post-edit (or the current draft), word by word; read-only for everyone."""
     assignment = _visible_assignment(request, assignment_id)
     post_edit = PostEdit.objects.filter(assignment=assignment).first()
-    original = assignment.item.model_output if post_edit is None else post_edit.original
+    # Before the editor opened it: what the condition will show, nothing it hides (selectors.start_shown).
+    original = start_shown(assignment=assignment) if post_edit is None else post_edit.original
     submitted = assignment.status == Assignment.SUBMITTED
     if post_edit is None:
         edited = original

@@ -267,13 +267,17 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "HEAD", "POST"])
 @readers
 def design_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Assign with a Latin square: choose annotators and conditions, see the plan (nothing is
-    written), then confirm it (design_apply). htmx swaps in only the plan."""
+    written), then confirm it (design_apply). htmx swaps in only the plan.
+
+    The form posts its choices (a ticked annotator is a field: hundreds of them do not fit in a URL);
+    a POST here writes nothing, so researchers may send it too. A short GET query (a link) works as well."""
     project = get_object_or_404(Project, pk=pk)
-    form = LatinSquareForm(request.GET or None, project=project)
+    data = request.POST if request.method == "POST" else request.GET
+    form = LatinSquareForm(data or None, project=project)
     return _render_design(request, project, form)
 
 

@@ -63,11 +63,14 @@ def test_changing_the_project_later_does_not_change_an_opened_post_edit(annotato
 
 
 @pytest.mark.django_db
-def test_a_missing_output_or_an_undeclared_condition_is_flagged_not_hidden(annotator):
+def test_a_missing_output_or_an_undeclared_condition_starts_empty_and_is_flagged(annotator):
+    # Never another system's output (sysB, or the model output) under a condition that shows sysA.
     post_edit, _ = opened(annotator, "mt", outputs={"sysB": "x"})
-    assert post_edit.draft_text == "unused default" and post_edit.flags == ["condition_output_missing"]
+    assert (post_edit.draft_text, post_edit.original) == ("", "")
+    assert post_edit.flags == ["condition_output_missing"]
     post_edit, _ = opened(annotator, "gone")
-    assert post_edit.flags == ["condition_unknown"] and post_edit.original_text is None
+    assert (post_edit.draft_text, post_edit.original_text) == ("", "")
+    assert post_edit.flags == ["condition_unknown"]
 
 
 # ---------------------------------------------------------------- highlights

@@ -206,7 +206,7 @@ def test_highlights_over_an_empty_editor_or_without_spans_are_warned_about():
     assert summary.warnings == [
         "Condition 'x' turns highlights on over an empty editor: there is nothing to highlight.",
         "Condition 'y' shows output 's', which 1 of 2 item(s) lack (the items carry: s): under it they would "
-        "show the model output instead, flagged condition_output_missing.",
+        "start from an empty editor instead, flagged condition_output_missing.",
     ]
 
 
