@@ -96,7 +96,15 @@ def _claim_and_submit(assignment, claim_ms: float) -> Callable[[Client], HttpRes
             {"seq": 1, "t": claim_ms / 2, "k": "mousedown"},
             {"seq": 2, "t": claim_ms, "k": "submit"},
         ]
-        sent = post_json(client, url("events", post_edit), {"page_id": str(visit.page_id), "events": events})
+        batch = {"page_id": str(visit.page_id), "events": events}
+        sent = post_json(client, url("events", post_edit), batch)
+        for _ in range(5):
+            # SQLite's shared in-memory database refuses a write while the other thread holds its table
+            # lock: the logger sends the batch again (stored once), and so does this request.
+            if sent.status_code != 503 or connection.vendor != "sqlite":
+                break
+            time.sleep(SLOW_S)
+            sent = post_json(client, url("events", post_edit), batch)
         assert sent.status_code == 200, sent.content
         payload = {"page_id": str(visit.page_id), "text": ORIGINAL, "version": 0, "last_seq": 2}
         return post_json(client, url("submit", post_edit), payload)
