@@ -33,7 +33,6 @@ class Settings:
     mixed_models: bool = True
     log_target: bool = False  # the mixed models explain log(target) (heavy-tailed times)
     mixed_engine: str = "reml"  # or "statsmodels" (the same model, much slower with shared items)
-    row_orders: int = 5  # shuffled row orders the published protocol is rerun on (0: none)
 
     def __post_init__(self) -> None:
         problems = []
@@ -49,8 +48,6 @@ class Settings:
             problems.append("confidence must be between 0 and 1")
         if not 100 <= self.bootstrap_resamples <= 100_000:
             problems.append("bootstrap_resamples must be between 100 and 100000")
-        if not 0 <= self.row_orders <= 100:
-            problems.append("row_orders must be between 0 and 100")
         if self.mixed_engine not in ("reml", "statsmodels"):
             problems.append("mixed_engine must be reml or statsmodels")
         if self.min_edits < max(self.cv_folds, 4):

@@ -88,7 +88,19 @@ class ConditionModel:
     variances: dict[str, float] = field(default_factory=dict)
     converged: bool = False
     engine: str = "reml"
+    # "in the model", or why the item intercept is not: with one post-edit per item it would be the residual
+    item_effect: str = ""
     messages: list[str] = field(default_factory=list)
+
+
+ITEM_EFFECT_IN = "in the model"
+ITEM_EFFECT_ONE_EDIT = "dropped: one post-edit per item (an item intercept would be the residual)"
+ITEM_EFFECT_NO_COLUMN = "none: no item column"
+ITEM_EFFECT_DROPPED_MESSAGE = (
+    "every item has one post-edit on these rows: the item random intercept is dropped (it would be the residual), "
+    "so item difficulty is not separated from the condition effect; with items shared across conditions "
+    "(a Latin square) it would be"
+)
 
 
 @dataclass
@@ -345,7 +357,7 @@ def analyze_conditions(
 
     def fit(rows: pd.DataFrame, *, log_target: bool) -> ConditionModel:
         y, conditions, factors = _model_rows(rows, target=target, condition=condition, annotator=annotator, item=item)
-        return condition_model(
+        model = condition_model(
             np.log(y) if log_target else y,
             conditions,
             factors,
@@ -356,6 +368,14 @@ def analyze_conditions(
             confidence=settings.confidence,
             engine=settings.mixed_engine,
         )
+        if item not in rows:
+            model.item_effect = ITEM_EFFECT_NO_COLUMN
+        elif "item" in factors:
+            model.item_effect = ITEM_EFFECT_IN
+        else:
+            model.item_effect = ITEM_EFFECT_ONE_EDIT
+            model.messages.insert(0, ITEM_EFFECT_DROPPED_MESSAGE)
+        return model
 
     analysis.model = fit(measured, log_target=False)
     if settings.log_target:
@@ -411,6 +431,7 @@ def condition_rows(analysis: ConditionAnalysis) -> list[dict]:
                     "time_ratio_ci_low": log_effect.ratio_ci[0] if log_effect and log_effect.ratio_ci else None,
                     "time_ratio_ci_high": log_effect.ratio_ci[1] if log_effect and log_effect.ratio_ci else None,
                     "log_effect_p": log_effect.p if log_effect else None,
+                    "model_item_effect": analysis.model.item_effect if analysis.model else None,
                 }
             )
         )

@@ -477,7 +477,7 @@ def _analyze_metric(
     if knn is None:
         knn = _knn(x, y, settings, tables.tables(present))[0]
     result.knn_r2, result.knn_r2_tie_averaged = knn.published, knn.tie_averaged
-    if not light and settings.row_orders:
+    if not light and ROW_ORDERS:
         result.knn_r2_row_orders = _row_orders(x, y, settings)
     result.knn_r2_cv = knn.cv.get(RANDOM_CV)
     result.knn_r2_cv_item = knn.cv.get(ITEM_CV)
@@ -492,13 +492,16 @@ def _analyze_metric(
             )
 
 
+ROW_ORDERS = 5  # shuffled row orders the published protocol is rerun on (knn_r2_row_orders; 0: none)
+
+
 def _row_orders(x: np.ndarray, y: np.ndarray, settings: Settings) -> CVScore:
     """The published protocol (scikit-learn's split and KNeighborsRegressor) on the rows in
-    `settings.row_orders` orders drawn by RandomState(seed).permutation: how much its figure owes to
+    ROW_ORDERS orders drawn by RandomState(settings.seed).permutation: how much its figure owes to
     the order the rows happen to be in (both the split and the tie-breaking depend on it)."""
     rng = np.random.RandomState(settings.seed)
     scores = []
-    for _ in range(settings.row_orders):
+    for _ in range(ROW_ORDERS):
         order = rng.permutation(x.size)
         scores.append(
             float(knn_r2_published(x[order], y[order], k=settings.k, test_size=settings.test_size, seed=settings.seed))

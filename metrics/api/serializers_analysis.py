@@ -131,7 +131,9 @@ class MixedModelOutputSerializer(serializers.Serializer):
     formula = serializers.CharField(help_text="z() = standardised on the rows used.")
     n = serializers.IntegerField()
     groups = serializers.DictField(child=serializers.IntegerField(), help_text="Random factor -> its levels.")
-    coefficient = serializers.FloatField(allow_null=True, help_text="The metric's standardised coefficient.")
+    coefficient = serializers.FloatField(
+        allow_null=True, help_text="The metric's standardised slope: target sds per metric sd (both standardised)."
+    )
     se = serializers.FloatField(allow_null=True)
     ci = serializers.ListField(child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2)
     p = serializers.FloatField(allow_null=True)
@@ -165,6 +167,11 @@ class MetricResultOutputSerializer(serializers.Serializer):
     knn_r2_tie_averaged = serializers.FloatField(
         allow_null=True, help_text="The same split, training points tied at the K-th distance sharing its weight."
     )
+    knn_r2_row_orders = CVScoreOutputSerializer(
+        allow_null=True,
+        help_text="The published protocol on 5 shuffled row orders (RandomState(seed)): how much knn_r2 owes to the "
+        "row order. Trust knn_r2_tie_averaged and the CV figures.",
+    )
     knn_r2_cv = CVScoreOutputSerializer(allow_null=True, help_text="Tie-averaged, repeated K-fold CV (random folds).")
     knn_r2_cv_item = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by item.")
     knn_r2_cv_annotator = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by annotator.")
@@ -197,10 +204,39 @@ class EffortModelOutputSerializer(serializers.Serializer):
     contributions = serializers.DictField(
         child=serializers.FloatField(), help_text="Drop-column importance: CV R² lost without the input."
     )
-    coefficients = serializers.DictField(child=serializers.FloatField(), help_text="On standardised inputs.")
+    coefficients = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="Target units per input sd (inputs standardised, the target not); the annotator has none.",
+    )
     excluded_metrics = serializers.ListField(child=serializers.CharField())
     messages = serializers.ListField(child=serializers.CharField())
     method = serializers.CharField()
+
+
+class WithoutOutliersOutputSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    pearson = serializers.FloatField(allow_null=True)
+    spearman = serializers.FloatField(allow_null=True)
+    knn_r2 = serializers.FloatField(allow_null=True)
+    knn_r2_tie_averaged = serializers.FloatField(allow_null=True)
+    knn_r2_cv_mean = serializers.FloatField(allow_null=True)
+    knn_r2_cv_item_mean = serializers.FloatField(allow_null=True)
+
+
+class OutliersOutputSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    threshold = serializers.FloatField(help_text="The modified z-score above which an edit is flagged.")
+    n = serializers.IntegerField(help_text="Edits checked (with a target value).")
+    flagged = serializers.IntegerField()
+    upper_bound = serializers.FloatField(allow_null=True, help_text="In the target's units: above it, flagged.")
+    median = serializers.FloatField(allow_null=True)
+    largest = serializers.ListField(child=serializers.FloatField(), help_text="The largest flagged values.")
+    without = serializers.DictField(
+        child=WithoutOutliersOutputSerializer(), help_text="Metric -> its key figures without the flagged edits."
+    )
+    effort_model_r2_cv_without = serializers.FloatField(allow_null=True)
+    best_metric_without = serializers.CharField(allow_null=True)
+    messages = serializers.ListField(child=serializers.CharField())
 
 
 class FlaggedOutputSerializer(serializers.Serializer):
@@ -266,6 +302,9 @@ class ConditionModelOutputSerializer(serializers.Serializer):
     variances = serializers.DictField(child=serializers.FloatField(), help_text="Random factors and residual.")
     converged = serializers.BooleanField()
     engine = serializers.CharField()
+    item_effect = serializers.CharField(
+        help_text='The item random intercept: "in the model", or why not (one post-edit per item, no item column).'
+    )
     messages = serializers.ListField(child=serializers.CharField())
 
 
@@ -361,6 +400,10 @@ class AnalysisOutputSerializer(serializers.Serializer):
     best_by = serializers.CharField()
     matrix = MatrixOutputSerializer()
     effort_model = EffortModelOutputSerializer(allow_null=True)
+    outliers = OutliersOutputSerializer(
+        allow_null=True, help_text="The outlier rule on the target and the key figures without the flagged edits."
+    )
+    units = serializers.DictField(child=serializers.CharField(), help_text="What the coefficients are in.")
     messages = serializers.ListField(child=serializers.CharField())
     flagged = FlaggedOutputSerializer()
     idle_sensitivity = IdleSensitivityOutputSerializer(allow_null=True, help_text="For the active_time target.")
