@@ -20,7 +20,9 @@ import argparse
 import os
 import platform
 import tempfile
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +37,9 @@ def _fmt(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _first_appearance(values) -> np.ndarray:
-    return pd.factorize(pd.Series(values).astype(str))[0]
+def _first_appearance(ids) -> np.ndarray:
+    """The former coding: groups numbered in order of first appearance."""
+    return pd.factorize(pd.Series(ids).astype(str))[0]
 
 
 def run(metrics: list[str] | None) -> str:
@@ -70,6 +73,7 @@ def run(metrics: list[str] | None) -> str:
     tables = FoldTables(
         folds=5, repeats=10, seed=42, groups={"item": pipeline.group_codes(ids), "annotator": None}
     ).table("item", np.ones(len(frame), dtype=bool))
+    assert tables is not None
     rng = np.random.RandomState(42)
     same = True
     for r in range(10):
@@ -85,9 +89,7 @@ def run(metrics: list[str] | None) -> str:
         coding = pipeline.group_codes
         pipeline.group_codes = _first_appearance
         try:
-            old = analyze(
-                frame, metrics=names, target=column, directions=directions, settings=settings
-            )
+            old = analyze(frame, metrics=names, target=column, directions=directions, settings=settings)
         finally:
             pipeline.group_codes = coding
         analyses[column] = new
@@ -106,7 +108,9 @@ def run(metrics: list[str] | None) -> str:
                 continue
             gaps.append(abs(a.mean - b.mean))
             lines.append(f"| {name} | {a.mean:.4f} ± {a.sd:.4f} | {b.mean:.4f} ± {b.sd:.4f} | {a.mean - b.mean:+.4f} |")
-        em_new, em_old = new.effort_model.r2_cv_item, old.effort_model.r2_cv_item
+        new_model: Any = new.effort_model
+        old_model: Any = old.effort_model
+        em_new, em_old = new_model.r2_cv_item, old_model.r2_cv_item
         lines += [
             f"| effort model | {em_new.mean:.4f} ± {em_new.sd:.4f} | {em_old.mean:.4f} ± {em_old.sd:.4f} "
             f"| {em_new.mean - em_old.mean:+.4f} |",
@@ -117,7 +121,7 @@ def run(metrics: list[str] | None) -> str:
     # 2. outliers
     lines += ["", "**Outliers** (modified z-score of log(1 + target) above 3.5, upper side):"]
     for column, analysis in analyses.items():
-        o = analysis.outliers
+        o: Any = analysis.outliers
         lines.append(
             f"- `{column}`: {o.flagged} of {o.n} flagged (bound {_fmt(o.upper_bound, 0)}, median {_fmt(o.median, 0)})."
         )
@@ -125,8 +129,9 @@ def run(metrics: list[str] | None) -> str:
     row = int(np.argmax(spiked["wall_ms"].to_numpy() == spiked["wall_ms"].median()))
     spiked.loc[spiked.index[row], "wall_ms"] = THIRTEEN_AND_A_HALF_HOURS_MS
     spike = analyze(spiked, metrics=names, target="wall_ms", directions=directions, settings=settings)
-    clean = analyses["wall_ms"]
+    clean: Any = analyses["wall_ms"]
     o = spike.outliers
+    spike_model: Any = spike.effort_model
     lines += [
         "",
         f"One edit's wall time set to 13.5 h (48,600,000 ms; row {row}, a median edit): {o.flagged} flagged "
@@ -138,7 +143,8 @@ def run(metrics: list[str] | None) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name in names:
-        m, w, c = spike.metrics[name], o.without.get(name, {}), clean.metrics[name]
+        m: Any = spike.metrics[name]
+        w, c = o.without.get(name, {}), clean.metrics[name]
         if m.knn_r2_cv is None:
             continue
         lines.append(
@@ -146,7 +152,7 @@ def run(metrics: list[str] | None) -> str:
             f"| {_fmt(w.get('spearman'))} | {_fmt(w.get('knn_r2_cv_mean'))} | {_fmt(c.pearson)} | {_fmt(c.knn_r2_cv.mean)} |"
         )
     lines.append(
-        f"| effort model | | | {_fmt(spike.effort_model.r2_cv.mean)} | | | {_fmt(o.effort_model_r2_cv_without)} | "
+        f"| effort model | | | {_fmt(spike_model.r2_cv.mean)} | | | {_fmt(o.effort_model_r2_cv_without)} | "
         f"| {_fmt(clean.effort_model.r2_cv.mean)} |"
     )
 
@@ -169,7 +175,7 @@ def run(metrics: list[str] | None) -> str:
             m = analysis.metrics[name]
             rows = by_segment[[name, column]].dropna()
             sorted_r2 = knn_r2_published(rows[name].to_numpy(float), rows[column].to_numpy(float))
-            orders = m.knn_r2_row_orders
+            orders: Any = m.knn_r2_row_orders
             lines.append(
                 f"| {column} | {name} | {_fmt(m.knn_r2)} | {_fmt(sorted_r2)} | {orders.mean:.3f} ± {orders.sd:.3f} "
                 f"[{min(orders.repeats):.3f}, {max(orders.repeats):.3f}] | {_fmt(m.knn_r2_tie_averaged)} | "
@@ -178,18 +184,14 @@ def run(metrics: list[str] | None) -> str:
 
     # 4. cost
     cost = []
-    for label, orders, data_frame in (
+    for label, row_orders, data_frame in (
         ("without the row orders, no outlier", 0, frame),
         ("with the 5 row orders, no outlier", pipeline.ROW_ORDERS, frame),
         ("with the 5 row orders and the figures without 1 outlier", pipeline.ROW_ORDERS, spiked),
     ):
-        kept, pipeline.ROW_ORDERS = pipeline.ROW_ORDERS, orders
+        kept, pipeline.ROW_ORDERS = pipeline.ROW_ORDERS, row_orders
         try:
-            wall, cpu, _ = timed(
-                lambda data_frame=data_frame: analyze(
-                    data_frame, metrics=names, target="wall_ms", directions=directions, settings=settings
-                )
-            )
+            wall, cpu, _ = timed(partial(analyze, data_frame, metrics=names, target="wall_ms", directions=directions))
         finally:
             pipeline.ROW_ORDERS = kept
         cost.append(f"{label}: {wall:.2f} s wall, {cpu:.2f} s CPU")

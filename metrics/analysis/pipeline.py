@@ -43,6 +43,14 @@ from metrics.analysis.mixed import MixedModel, mixed_model
 from metrics.analysis.outliers import Outliers, flag_outliers
 
 
+# What the coefficients are in (JSON `units`; the report and the command label them the same way).
+UNITS = {
+    "metrics.*.mixed.coefficient": "standardised slope: target sds per metric sd (both standardised)",
+    "effort_model.coefficients": "target units per input sd (inputs standardised, target not)",
+    "metrics.*.knn_r2_row_orders": "published-protocol 5-NN R² over shuffled row orders (mean, sd, each order)",
+}
+
+
 @dataclass
 class MetricResult:
     name: str
@@ -100,14 +108,6 @@ class Analysis:
         if data["outliers"] is not None:
             data["outliers"].pop("mask", None)
         return plain(data)
-
-
-# What the coefficients are in (JSON `units`; the report and the command label them the same way).
-UNITS = {
-    "metrics.*.mixed.coefficient": "standardised slope: target sds per metric sd (both standardised)",
-    "effort_model.coefficients": "target units per input sd (inputs standardised, target not)",
-    "metrics.*.knn_r2_row_orders": "published-protocol 5-NN R² over shuffled row orders (mean, sd, each order)",
-}
 
 
 def analyze(
@@ -662,7 +662,14 @@ def _effort_model(
 # --- flat views (tables, CSV) -------------------------------------------------------
 
 
-WITHOUT_OUTLIERS_COLUMNS = ("pearson", "spearman", "knn_r2", "knn_r2_tie_averaged", "knn_r2_cv_mean", "knn_r2_cv_item_mean")
+WITHOUT_OUTLIERS_COLUMNS = (
+    "pearson",
+    "spearman",
+    "knn_r2",
+    "knn_r2_tie_averaged",
+    "knn_r2_cv_mean",
+    "knn_r2_cv_item_mean",
+)
 MIXED_COLUMNS = ("mixed_coefficient", "mixed_ci_low", "mixed_ci_high", "mixed_r2_marginal", "mixed_r2_conditional")
 
 

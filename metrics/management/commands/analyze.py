@@ -386,7 +386,9 @@ def _mixed_table(analysis: Analysis) -> str:
     if not fitted:
         return "Mixed-effects models: off (--no-mixed)." if not analysis.settings.mixed_models else ""
     factors = sorted({f for model in fitted.values() for f in model.groups})
-    rows = [["metric", "n", "β (sd per sd)", "β 95% CI", "R²m", "R²c", *[f"var[{f}]" for f in factors], "var[residual]"]]
+    rows = [
+        ["metric", "n", "β (sd per sd)", "β 95% CI", "R²m", "R²c", *[f"var[{f}]" for f in factors], "var[residual]"]
+    ]
     for name, model in fitted.items():
         ci = f"[{model.ci[0]:.3f}, {model.ci[1]:.3f}]" if model.ci else "-"
         rows.append(
