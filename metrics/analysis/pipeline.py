@@ -42,7 +42,6 @@ from metrics.analysis.knn import knn_r2_published, knn_scores
 from metrics.analysis.mixed import MixedModel, mixed_model
 from metrics.analysis.outliers import Outliers, flag_outliers
 
-
 # What the coefficients are in (JSON `units`; the report and the command label them the same way).
 UNITS = {
     "metrics.*.mixed.coefficient": "standardised slope: target sds per metric sd (both standardised)",
@@ -257,17 +256,28 @@ class _KnnScores:
     published: float
     tie_averaged: float
     cv: dict[str, CVScore]
+    row_orders: CVScore | None = None
 
 
-def _knn(x: np.ndarray, y: np.ndarray, settings: Settings, tables: Mapping[str, np.ndarray]) -> list[_KnnScores]:
-    """Every KNN figure of one metric, for each column of y (the neighbours are shared)."""
-    published = np.atleast_1d(knn_r2_published(x, y, k=settings.k, test_size=settings.test_size, seed=settings.seed))
+def _knn(
+    x: np.ndarray, y: np.ndarray, settings: Settings, tables: Mapping[str, np.ndarray], *, light: bool = False
+) -> list[_KnnScores]:
+    """Every KNN figure of one metric, for each column of y (the neighbours are shared). `light` (the
+    figures without outliers): no row orders, and above LARGE rows not scikit-learn's tree search either."""
+    if light and x.size > LARGE:
+        published = np.full(1 if y.ndim == 1 else y.shape[1], np.nan)
+    else:
+        published = np.atleast_1d(
+            knn_r2_published(x, y, k=settings.k, test_size=settings.test_size, seed=settings.seed)
+        )
     split, cv = knn_scores(x, y, settings=settings, fold_tables=tables)
+    orders = _row_orders(x, y, settings) if not light and x.size <= LARGE else None
     return [
         _KnnScores(
             published=float(published[j]),
             tie_averaged=float(split[j]),
             cv={scheme: cv_score(scores[:, j].tolist()) for scheme, scores in cv.items()},
+            row_orders=None if orders is None else cv_score(orders[:, j].tolist()),
         )
         for j in range(split.size)
     ]
@@ -385,7 +395,7 @@ def _analyze(
     analysis.best_metric = _best_metric(results)
     if light:
         analysis.effort_model = _effort_model(
-            data, results, target=target, annotator=annotator, settings=settings, tables=tables
+            data, results, target=target, annotator=annotator, settings=settings, tables=tables, light=True
         )
         return analysis
     if analysis.best_metric:
@@ -456,7 +466,7 @@ def _analyze_metric(
     if pooled.pearson is not None:  # None: the variation was lost to rounding
         result.pearson_oriented = orientation(result.direction) * pooled.pearson
 
-    if annotator_codes is not None:
+    if annotator_codes is not None and not light:
         codes = annotator_codes[present]
         for code in np.unique(codes):
             name = annotator_names[code]
@@ -475,10 +485,11 @@ def _analyze_metric(
     if settings.k > result.n - math.ceil(result.n / settings.cv_folds):
         result.messages.append(f"k={settings.k} is more than the training rows of a fold; using all of them")
     if knn is None:
-        knn = _knn(x, y, settings, tables.tables(present))[0]
+        knn = _knn(
+            x, y, settings, _light_tables(tables.tables(present)) if light else tables.tables(present), light=light
+        )[0]
     result.knn_r2, result.knn_r2_tie_averaged = knn.published, knn.tie_averaged
-    if not light and ROW_ORDERS:
-        result.knn_r2_row_orders = _row_orders(x, y, settings)
+    result.knn_r2_row_orders = None if light else knn.row_orders
     result.knn_r2_cv = knn.cv.get(RANDOM_CV)
     result.knn_r2_cv_item = knn.cv.get(ITEM_CV)
     result.knn_r2_cv_annotator = knn.cv.get(ANNOTATOR_CV)
@@ -493,20 +504,26 @@ def _analyze_metric(
 
 
 ROW_ORDERS = 5  # shuffled row orders the published protocol is rerun on (knn_r2_row_orders; 0: none)
+# Rows above which the extra scikit-learn tree searches are left out (5 per metric would cost seconds):
+# knn_r2_row_orders, and the published protocol's R² without outliers.
+LARGE = 20_000
 
 
-def _row_orders(x: np.ndarray, y: np.ndarray, settings: Settings) -> CVScore:
-    """The published protocol (scikit-learn's split and KNeighborsRegressor) on the rows in
-    ROW_ORDERS orders drawn by RandomState(settings.seed).permutation: how much its figure owes to
-    the order the rows happen to be in (both the split and the tie-breaking depend on it)."""
+def _light_tables(tables: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The fold tables the figures without outliers use: random and item-grouped (not by annotator)."""
+    return {scheme: table for scheme, table in tables.items() if scheme != ANNOTATOR_CV}
+
+
+def _row_orders(x: np.ndarray, y: np.ndarray, settings: Settings) -> np.ndarray:
+    """(ROW_ORDERS, targets): the published protocol (scikit-learn's split and KNeighborsRegressor) on
+    the rows in ROW_ORDERS orders drawn by RandomState(settings.seed).permutation: how much its figure
+    owes to the order the rows happen to be in (both the split and the tie-breaking depend on it)."""
     rng = np.random.RandomState(settings.seed)
-    scores = []
-    for _ in range(ROW_ORDERS):
+    scores = np.empty((ROW_ORDERS, 1 if y.ndim == 1 else y.shape[1]))
+    for i in range(ROW_ORDERS):
         order = rng.permutation(x.size)
-        scores.append(
-            float(knn_r2_published(x[order], y[order], k=settings.k, test_size=settings.test_size, seed=settings.seed))
-        )
-    return cv_score(scores)
+        scores[i] = knn_r2_published(x[order], y[order], k=settings.k, test_size=settings.test_size, seed=settings.seed)
+    return scores
 
 
 def _best_metric(results: Mapping[str, MetricResult]) -> str | None:
@@ -622,8 +639,10 @@ def _effort_model(
     annotator: str,
     settings: Settings,
     tables: FoldTables,
+    light: bool = False,
 ) -> EffortModel:
-    """Usable metrics (not constant, at most half missing), complete rows only."""
+    """Usable metrics (not constant, at most half missing), complete rows only; `light`: the random-CV R²
+    alone (no contributions, no grouped CV)."""
     usable, excluded, notes = [], [], []
     for name, result in results.items():
         if result.pearson is None:
@@ -649,7 +668,8 @@ def _effort_model(
         target=target,
         annotator=annotator,
         settings=settings,
-        fold_tables=tables.tables(complete),
+        fold_tables={RANDOM_CV: tables.tables(complete)[RANDOM_CV]} if light else tables.tables(complete),
+        contributions=not light,
     )
     model.dropped, model.excluded_metrics = dropped, excluded
     model.index = rows.index.to_numpy()

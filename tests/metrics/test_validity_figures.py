@@ -18,7 +18,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import GroupKFold, LeaveOneGroupOut, cross_val_score, train_test_split
 from sklearn.neighbors import KNeighborsRegressor
 
-from metrics.analysis import Settings, analyze, summary_rows
+from metrics.analysis import Settings, analyze, analyze_targets, summary_rows
 from metrics.analysis.conditions import ITEM_EFFECT_IN, ITEM_EFFECT_ONE_EDIT, analyze_conditions, condition_rows
 from metrics.analysis.folds import FoldTables, group_codes, group_fold_ids
 from metrics.analysis.outliers import THRESHOLD, flag_outliers
@@ -328,3 +328,18 @@ def test_score_corpus_prints_one_scale_per_row(tmp_path, capsys):
     assert float(rows["ibleu"]["mean_on_scale"]) == pytest.approx(np.mean(per_line) / 100, rel=1e-12)
     assert (rows["sari"]["scale"], rows["sari"]["per_line_scale"]) == ("0-100", "0-100")
     assert math.isclose(float(rows["sari"]["mean_on_scale"]), float(rows["sari"]["mean"]))
+
+
+def test_the_row_order_figure_is_shared_between_targets_and_skipped_on_large_selections(monkeypatch):
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 9, 200).astype(float)
+    frame = pd.DataFrame(
+        {"m": x, "keystrokes": 2 * x + rng.normal(0, 2, 200), "wall_ms": 900 * x + rng.gamma(2, 900, 200)}
+    )
+    quick = Settings(cv_repeats=2, mixed_models=False)
+    together = analyze_targets(frame, metrics=["m"], targets=["keystrokes", "wall_ms"], settings=quick)
+    for target in ("keystrokes", "wall_ms"):
+        alone = analyze(frame, metrics=["m"], target=target, settings=quick).metrics["m"].knn_r2_row_orders
+        assert together[target].metrics["m"].knn_r2_row_orders.repeats == pytest.approx(alone.repeats, rel=1e-12)
+    monkeypatch.setattr("metrics.analysis.pipeline.LARGE", 199)
+    assert analyze(frame, metrics=["m"], target="keystrokes", settings=quick).metrics["m"].knn_r2_row_orders is None
