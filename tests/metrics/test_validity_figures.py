@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -343,3 +344,50 @@ def test_the_row_order_figure_is_shared_between_targets_and_skipped_on_large_sel
         assert together[target].metrics["m"].knn_r2_row_orders.repeats == pytest.approx(alone.repeats, rel=1e-12)
     monkeypatch.setattr("metrics.analysis.pipeline.LARGE", 199)
     assert analyze(frame, metrics=["m"], target="keystrokes", settings=quick).metrics["m"].knn_r2_row_orders is None
+
+
+# --- the report page and the API ------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_page_and_the_api_show_an_outlier_and_the_figures_without_it(researcher_client):
+    clear_cache()
+    people = [UserFactory(username=n, role="annotator") for n in ("anna", "bob")]
+    project, post_edits = build_study(annotators=people)
+    post_edits[4].wall_ms = 13.5 * 3600 * 1000
+    post_edits[4].save(update_fields=["wall_ms"])
+    url = reverse("metrics-report", kwargs={"project_id": project.pk})
+    response = researcher_client.get(url, {"target": "wall_time"})
+    html = response.content.decode()
+    analysis = response.context["analysis"]
+    without = analysis.outliers.without["compression"]
+    assert analysis.outliers.flagged == 1
+    assert "<h3>Outliers of wall_ms</h3>" in html and "<strong>1</strong> of 30 edits flagged" in html
+    assert f"<td>{without['pearson']:.3f}</td>" in html
+    assert ">published protocol over row orders</th>" in html and "Trust the tie-averaged and CV figures" in html
+    assert "coefficient (wall_ms per input sd)" in html and "β (sd per sd)" in html
+    data = researcher_client.get(
+        reverse("api-project-analysis", kwargs={"pk": project.pk}) + "?target=wall_time"
+    ).json()
+    assert data["outliers"]["flagged"] == 1 and data["outliers"]["largest"] == [13.5 * 3600 * 1000]
+    assert data["outliers"]["without"]["compression"]["pearson"] == pytest.approx(without["pearson"], rel=1e-12)
+    assert data["metrics"]["compression"]["knn_r2_row_orders"]["repeats"] == pytest.approx(
+        analysis.metrics["compression"].knn_r2_row_orders.repeats, rel=1e-12
+    )
+    assert "target units per input sd" in data["units"]["effort_model.coefficients"]
+    download = researcher_client.get(
+        reverse("metrics-report-data", kwargs={"project_id": project.pk, "fmt": "csv"}), {"target": "wall_time"}
+    )
+    rows = list(csv.DictReader(io.StringIO(download.content.decode())))
+    assert {row["outliers_flagged"] for row in rows} == {"1"}
+    assert float(rows[0]["pearson_without_outliers"]) == pytest.approx(without["pearson"])
+
+
+@pytest.mark.django_db
+def test_the_conditions_section_names_the_time_ratio_and_the_item_effect(researcher_client, study):  # noqa: F811
+    clear_cache()
+    url = reverse("metrics-report", kwargs={"project_id": study.pk})
+    html = researcher_client.get(url, {"target": "wall_time", "log_time": "1"}).content.decode()
+    for header in ("effect 95% CI", "effect p", "time ratio (geometric means)", "time ratio 95% CI", "time ratio p"):
+        assert f">{header}</th>" in html
+    assert "a ratio of <em>geometric</em> means" in html and "Item random effect: in the model." in html
