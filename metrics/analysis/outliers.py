@@ -44,6 +44,7 @@ class Outliers:
     # metric -> {pearson, spearman, knn_r2, knn_r2_tie_averaged, knn_r2_cv_mean, knn_r2_cv_item_mean}
     without: dict[str, dict[str, float | None]] = field(default_factory=dict)
     effort_model_r2_cv_without: float | None = None
+    cv_repeats_without: int | None = None  # the CV repeats of the figures without (fewer on large selections)
     best_metric_without: str | None = None
     messages: list[str] = field(default_factory=list)
     mask: np.ndarray | None = field(default=None, repr=False)  # per checked edit: flagged (not in the JSON)

@@ -235,6 +235,9 @@ class OutliersOutputSerializer(serializers.Serializer):
         child=WithoutOutliersOutputSerializer(), help_text="Metric -> its key figures without the flagged edits."
     )
     effort_model_r2_cv_without = serializers.FloatField(allow_null=True)
+    cv_repeats_without = serializers.IntegerField(
+        allow_null=True, help_text="CV repeats of the figures without outliers (2 above 20,000 edits)."
+    )
     best_metric_without = serializers.CharField(allow_null=True)
     messages = serializers.ListField(child=serializers.CharField())
 

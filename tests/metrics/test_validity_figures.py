@@ -391,3 +391,16 @@ def test_the_conditions_section_names_the_time_ratio_and_the_item_effect(researc
     for header in ("effect 95% CI", "effect p", "time ratio (geometric means)", "time ratio 95% CI", "time ratio p"):
         assert f">{header}</th>" in html
     assert "a ratio of <em>geometric</em> means" in html and "Item random effect: in the model." in html
+
+
+def test_on_large_selections_the_figures_without_outliers_take_two_cv_repeats(monkeypatch):
+    monkeypatch.setattr("metrics.analysis.pipeline.LARGE", 150)
+    frame = divemt_like()
+    analysis = analyze(frame, metrics=["m"], target="wall_ms", settings=Settings(cv_repeats=4, mixed_models=False))
+    outliers = analysis.outliers
+    assert outliers.cv_repeats_without == 2 and outliers.without["m"]["knn_r2"] is None
+    alone = analyze(
+        frame.drop(index=17), metrics=["m"], target="wall_ms", settings=Settings(cv_repeats=2, mixed_models=False)
+    )
+    assert outliers.without["m"]["knn_r2_cv_mean"] == pytest.approx(alone.metrics["m"].knn_r2_cv.mean, rel=1e-12)
+    assert analysis.metrics["m"].knn_r2_cv.repeats.__len__() == 4  # the figures with every edit keep their repeats

@@ -345,7 +345,11 @@ def _outliers_table(analysis: Analysis) -> str:
     title += ")."
     if not outliers.flagged:
         return title + "".join(f"\n  - {message}" for message in outliers.messages)
-    title += f" Largest: {', '.join(f'{v:g}' for v in outliers.largest)}. Key figures with every edit and without them:"
+    largest = ", ".join(f"{v:g}" for v in outliers.largest)
+    title += (
+        f" Largest: {largest}. Key figures with every edit and without them "
+        f"(CV with {outliers.cv_repeats_without} repeats):"
+    )
     rows = [["metric", "pearson", "without", "spearman", "without", "knn_r2_ties", "without", "knn_r2_cv", "without"]]
     for name, m in analysis.metrics.items():
         w = outliers.without.get(name, {})
