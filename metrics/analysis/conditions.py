@@ -15,7 +15,8 @@ Per condition (on the rows with a finite target):
   starts from an empty text, and a throughput must compare the same thing under every condition.
 
 The model: target ~ C(condition, Treatment(baseline)) + (1 | annotator) [+ (1 | item)], the item
-intercept only when items are shared (several edits of one item), crossed with the annotator.
+intercept only when items are shared (several edits of one item), crossed with the annotator; the
+model's `item_effect` says whether it is in, and a message says when one post-edit per item left it out.
 Fitted by REML with the engine of metrics.analysis.mixed (the structured one by default, or
 statsmodels' MixedLM with both intercepts as variance components of one group); each
 non-baseline condition's effect is its fixed coefficient in the target's units (or in log units

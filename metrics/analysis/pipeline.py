@@ -68,7 +68,7 @@ class MetricResult:
     per_annotator: dict[str, Correlation] = field(default_factory=dict)
     knn_r2: float | None = None  # the published protocol, scikit-learn's own objects
     knn_r2_tie_averaged: float | None = None  # the same split, ties at the K-th distance averaged
-    knn_r2_row_orders: CVScore | None = None  # the published protocol on settings.row_orders shuffled row orders
+    knn_r2_row_orders: CVScore | None = None  # the published protocol on ROW_ORDERS shuffled row orders
     knn_r2_cv: CVScore | None = None  # tie-averaged, repeated K-fold: random
     knn_r2_cv_item: CVScore | None = None  # grouped by item
     knn_r2_cv_annotator: CVScore | None = None  # grouped by annotator
@@ -274,7 +274,7 @@ def _knn(
             knn_r2_published(x, y, k=settings.k, test_size=settings.test_size, seed=settings.seed)
         )
     split, cv = knn_scores(x, y, settings=settings, fold_tables=tables)
-    orders = _row_orders(x, y, settings) if not light and x.size <= LARGE else None
+    orders = _row_orders(x, y, settings) if ROW_ORDERS and not light and x.size <= LARGE else None
     return [
         _KnnScores(
             published=float(published[j]),
