@@ -15,7 +15,8 @@ Per condition (on the rows with a finite target):
   starts from an empty text, and a throughput must compare the same thing under every condition.
 
 The model: target ~ C(condition, Treatment(baseline)) + (1 | annotator) [+ (1 | item)], the item
-intercept only when items are shared (several edits of one item), crossed with the annotator.
+intercept only when items are shared (several edits of one item), crossed with the annotator; the
+model's `item_effect` says whether it is in, and a message says when one post-edit per item left it out.
 Fitted by REML with the engine of metrics.analysis.mixed (the structured one by default, or
 statsmodels' MixedLM with both intercepts as variance components of one group); each
 non-baseline condition's effect is its fixed coefficient in the target's units (or in log units
@@ -105,7 +106,19 @@ class ConditionModel:
     singular: bool = False
     engine: str = "reml"
     warnings: list[str] = field(default_factory=list)  # the fit's: singular, few levels
+    # "in the model", or why the item intercept is not: with one post-edit per item it would be the residual
+    item_effect: str = ""
     messages: list[str] = field(default_factory=list)
+
+
+ITEM_EFFECT_IN = "in the model"
+ITEM_EFFECT_ONE_EDIT = "dropped: one post-edit per item (an item intercept would be the residual)"
+ITEM_EFFECT_NO_COLUMN = "none: no item column"
+ITEM_EFFECT_DROPPED_MESSAGE = (
+    "every item has one post-edit on these rows: the item random intercept is dropped (it would be the residual), "
+    "so item difficulty is not separated from the condition effect; with items shared across conditions "
+    "(a Latin square) it would be"
+)
 
 
 @dataclass
@@ -391,7 +404,7 @@ def analyze_conditions(
 
     def fit(rows: pd.DataFrame, *, log_target: bool) -> ConditionModel:
         y, conditions, factors = _model_rows(rows, target=target, condition=condition, annotator=annotator, item=item)
-        return condition_model(
+        model = condition_model(
             np.log(y) if log_target else y,
             conditions,
             factors,
@@ -402,6 +415,14 @@ def analyze_conditions(
             confidence=settings.confidence,
             engine=settings.mixed_engine,
         )
+        if item not in rows:
+            model.item_effect = ITEM_EFFECT_NO_COLUMN
+        elif "item" in factors:
+            model.item_effect = ITEM_EFFECT_IN
+        else:
+            model.item_effect = ITEM_EFFECT_ONE_EDIT
+            model.messages.insert(0, ITEM_EFFECT_DROPPED_MESSAGE)
+        return model
 
     analysis.model = fit(measured, log_target=False)
     if settings.log_target:
@@ -462,6 +483,7 @@ def condition_rows(analysis: ConditionAnalysis) -> list[dict]:
                     "log_effect_p": log_effect.p if log_effect else None,
                     "log_effect_df": log_effect.df if log_effect else None,
                     "log_effect_warnings": _warnings(analysis.log_model, log_effect),
+                    "model_item_effect": analysis.model.item_effect if analysis.model else None,
                 }
             )
         )

@@ -66,6 +66,7 @@ def effort_model(
     annotator: str | None = ANNOTATOR,
     settings: Settings = DEFAULT_SETTINGS,
     fold_tables: Mapping[str, np.ndarray] | None = None,
+    contributions: bool = True,
 ) -> EffortModel:
     """Repeated-CV R² of OLS on metrics + text lengths + annotator, with drop-column contributions.
 
@@ -73,7 +74,8 @@ def effort_model(
     `original_length` / `edited_length` columns, or else the `original` / `edited` texts.
     `fold_tables` (scheme -> fold table, folds.py) default to the random scheme alone; the
     item-grouped CV scores the full model, the annotator-grouped one the model without the
-    annotator input (an unseen person has no coefficient of their own).
+    annotator input (an unseen person has no coefficient of their own). Without `contributions` the
+    drop-column refits are left out (contributions stay empty).
     """
     groups: dict[str, list[np.ndarray]] = {m: [_standardise(frame[m].to_numpy(float))] for m in metrics}
     for name, column in ((ORIGINAL_LENGTH, "original"), (EDITED_LENGTH, "edited")):
@@ -107,7 +109,9 @@ def effort_model(
         tables[RANDOM_CV] = fold_ids(len(y), folds=settings.cv_folds, repeats=settings.cv_repeats, seed=settings.seed)
 
     everything = list(range(design.shape[1]))
-    column_sets = [everything] + [[c for c in everything if c not in slices[name]] for name in names]
+    column_sets = [everything]
+    if contributions:
+        column_sets += [[c for c in everything if c not in slices[name]] for name in names]
     cv_scores, predicted = _ols_cv(design, y, tables[RANDOM_CV], column_sets)
     model.r2_cv = cv_scores[0]
     if ITEM_CV in tables:
@@ -116,7 +120,7 @@ def effort_model(
         without = [c for c in everything if c not in slices.get(ANNOTATOR, [])]
         model.r2_cv_annotator = _ols_cv(design, y, tables[ANNOTATOR_CV], [without])[0][0]
     model.predicted, model.measured = predicted, y
-    for name, reduced in zip(names, cv_scores[1:], strict=True):
+    for name, reduced in zip(names if contributions else [], cv_scores[1:], strict=True):
         model.contributions[name] = model.r2_cv.mean - reduced.mean
     beta = np.linalg.lstsq(design, y, rcond=None)[0]
     for name in names:

@@ -12,6 +12,14 @@ Three schemes, each repeated with the same seed:
   there are at most 20 annotators, else GroupKFold(shuffle=True) by annotator: the test edits come
   from people the model has not seen.
 The grouped repeats draw their shuffles from one RandomState(seed), as RepeatedKFold does.
+Groups are coded as scikit-learn codes them (`group_codes`: np.unique of the ids as strings, so in
+sorted order), so that on the rows analysed, in the same order,
+
+    rng = np.random.RandomState(seed)
+    for repeat in range(repeats):
+        GroupKFold(n_splits=folds, shuffle=True, random_state=rng).split(X, y, groups=ids)
+
+gives the very same test folds, repeat by repeat and fold by fold (README: "Rerunning a figure").
 Leaving one group out is the same partition in every repeat, so it is computed once (one repeat,
 no sd); that is also what GroupKFold gives whenever there are no more groups than folds.
 """
@@ -76,6 +84,12 @@ def group_fold_ids(
             part_of[members] = part
         ids[r] = part_of[codes]
     return ids
+
+
+def group_codes(ids) -> np.ndarray:
+    """One integer code per row, as GroupKFold and LeaveOneGroupOut code groups: the index of the
+    row's id (as a string) among the sorted distinct ids (np.unique)."""
+    return np.unique(np.asarray(ids).astype(str), return_inverse=True)[1].reshape(-1)
 
 
 def fold_count(table: np.ndarray) -> int:

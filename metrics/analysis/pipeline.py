@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -37,9 +37,17 @@ from metrics.analysis.common import (
 )
 from metrics.analysis.correlation import Correlation, WilliamsTest, correlate, correlation_matrix, williams_test
 from metrics.analysis.effort_model import EffortModel, effort_model
-from metrics.analysis.folds import ANNOTATOR_CV, ITEM_CV, RANDOM_CV, FoldTables
+from metrics.analysis.folds import ANNOTATOR_CV, ITEM_CV, RANDOM_CV, FoldTables, group_codes
 from metrics.analysis.knn import knn_r2_published, knn_scores
 from metrics.analysis.mixed import MixedModel, mixed_model
+from metrics.analysis.outliers import Outliers, flag_outliers
+
+# What the coefficients are in (JSON `units`; the report and the command label them the same way).
+UNITS = {
+    "metrics.*.mixed.coefficient": "standardised slope: target sds per metric sd (both standardised)",
+    "effort_model.coefficients": "target units per input sd (inputs standardised, target not)",
+    "metrics.*.knn_r2_row_orders": "published-protocol 5-NN R² over shuffled row orders (mean, sd, each order)",
+}
 
 
 @dataclass
@@ -60,6 +68,7 @@ class MetricResult:
     per_annotator: dict[str, Correlation] = field(default_factory=dict)
     knn_r2: float | None = None  # the published protocol, scikit-learn's own objects
     knn_r2_tie_averaged: float | None = None  # the same split, ties at the K-th distance averaged
+    knn_r2_row_orders: CVScore | None = None  # the published protocol on ROW_ORDERS shuffled row orders
     knn_r2_cv: CVScore | None = None  # tie-averaged, repeated K-fold: random
     knn_r2_cv_item: CVScore | None = None  # grouped by item
     knn_r2_cv_annotator: CVScore | None = None  # grouped by annotator
@@ -86,6 +95,8 @@ class Analysis:
     effort_model: EffortModel | None
     messages: list[str]
     best_by: str = "highest oriented pooled Pearson r; similarity metrics negated"
+    outliers: Outliers | None = None  # the outlier rule on the target, and the key figures without them
+    units: dict[str, str] = field(default_factory=lambda: dict(UNITS))
 
     def to_dict(self) -> dict:
         """Plain JSON types: NaN/inf become None, arrays are left out."""
@@ -93,6 +104,8 @@ class Analysis:
         if data["effort_model"] is not None:
             for key in ("predicted", "measured", "index"):
                 data["effort_model"].pop(key, None)
+        if data["outliers"] is not None:
+            data["outliers"].pop("mask", None)
         return plain(data)
 
 
@@ -163,11 +176,69 @@ def analyze_targets(
         }
 
 
+def _without_outliers(
+    frame: pd.DataFrame,
+    analysis: Analysis,
+    *,
+    measured: np.ndarray,
+    metrics: Sequence[str],
+    directions: Mapping[str, str] | None,
+    annotator: str,
+    item: str,
+    settings: Settings,
+    groups: Mapping[str, np.ndarray | None],
+) -> None:
+    """Flag the target's outliers (outliers.py) and put the key figures without them beside."""
+    target = analysis.target
+    y = pd.to_numeric(frame.loc[measured, target], errors="coerce").to_numpy(float)
+    outliers = flag_outliers(y)
+    analysis.outliers = outliers
+    if not outliers.flagged:
+        return
+    keep = np.ones(len(frame), dtype=bool)
+    keep[np.flatnonzero(measured)[outliers.mask]] = False
+    if int(keep.sum()) > LARGE:  # a second full CV would double the analysis; its sd over repeats is small there
+        settings = replace(settings, cv_repeats=min(settings.cv_repeats, LARGE_REPEATS))
+    outliers.cv_repeats_without = settings.cv_repeats
+    light = _analyze(
+        frame.loc[keep],
+        metrics=metrics,
+        target=target,
+        directions=directions,
+        annotator=annotator,
+        item=item,
+        settings=settings,
+        groups={scheme: None if codes is None else codes[keep] for scheme, codes in groups.items()},
+        knn={},
+        light=True,
+    )
+    for name, m in light.metrics.items():
+        outliers.without[name] = {
+            "n": m.n,
+            "pearson": m.pearson,
+            "spearman": m.spearman,
+            "knn_r2": m.knn_r2 if m.knn_r2 is not None and math.isfinite(m.knn_r2) else None,
+            "knn_r2_tie_averaged": m.knn_r2_tie_averaged,
+            "knn_r2_cv_mean": m.knn_r2_cv.mean if m.knn_r2_cv else None,
+            "knn_r2_cv_item_mean": m.knn_r2_cv_item.mean if m.knn_r2_cv_item else None,
+        }
+    model = light.effort_model
+    outliers.effort_model_r2_cv_without = model.r2_cv.mean if model is not None and model.r2_cv else None
+    outliers.best_metric_without = light.best_metric
+    largest = ", ".join(f"{value:g}" for value in outliers.largest)
+    message = (
+        f"{outliers.flagged} of {outliers.n} edits have an outlying {target} (above {outliers.upper_bound:.4g}; "
+        f"largest: {largest}): they are included; the key figures without them are shown beside"
+    )
+    analysis.messages.append(message)
+
+
 def _group_codes(frame: pd.DataFrame, *, annotator: str, item: str) -> dict[str, np.ndarray | None]:
-    """One integer code per frame row for each grouped CV scheme (None without its column)."""
+    """One integer code per frame row for each grouped CV scheme (None without its column), coded as
+    scikit-learn codes groups (folds.group_codes: sorted ids), so its GroupKFold gives the same folds."""
     codes: dict[str, np.ndarray | None] = {}
     for scheme, column in ((ITEM_CV, item), (ANNOTATOR_CV, annotator)):
-        codes[scheme] = pd.factorize(frame[column].fillna("").astype(str))[0] if column in frame else None
+        codes[scheme] = group_codes(frame[column].fillna("").astype(str).to_numpy()) if column in frame else None
     return codes
 
 
@@ -188,17 +259,28 @@ class _KnnScores:
     published: float
     tie_averaged: float
     cv: dict[str, CVScore]
+    row_orders: CVScore | None = None
 
 
-def _knn(x: np.ndarray, y: np.ndarray, settings: Settings, tables: Mapping[str, np.ndarray]) -> list[_KnnScores]:
-    """Every KNN figure of one metric, for each column of y (the neighbours are shared)."""
-    published = np.atleast_1d(knn_r2_published(x, y, k=settings.k, test_size=settings.test_size, seed=settings.seed))
+def _knn(
+    x: np.ndarray, y: np.ndarray, settings: Settings, tables: Mapping[str, np.ndarray], *, light: bool = False
+) -> list[_KnnScores]:
+    """Every KNN figure of one metric, for each column of y (the neighbours are shared). `light` (the
+    figures without outliers): no row orders, and above LARGE rows not scikit-learn's tree search either."""
+    if light and x.size > LARGE:
+        published = np.full(1 if y.ndim == 1 else y.shape[1], np.nan)
+    else:
+        published = np.atleast_1d(
+            knn_r2_published(x, y, k=settings.k, test_size=settings.test_size, seed=settings.seed)
+        )
     split, cv = knn_scores(x, y, settings=settings, fold_tables=tables)
+    orders = _row_orders(x, y, settings) if ROW_ORDERS and not light and x.size <= LARGE else None
     return [
         _KnnScores(
             published=float(published[j]),
             tie_averaged=float(split[j]),
             cv={scheme: cv_score(scores[:, j].tolist()) for scheme, scores in cv.items()},
+            row_orders=None if orders is None else cv_score(orders[:, j].tolist()),
         )
         for j in range(split.size)
     ]
@@ -241,7 +323,9 @@ def _analyze(
     settings: Settings,
     groups: Mapping[str, np.ndarray | None],
     knn: Mapping[str, _KnnScores],
+    light: bool = False,
 ) -> Analysis:
+    """`light`: the key figures only (correlations, KNN, effort model), for the figures without outliers."""
     directions = directions or {}
     messages: list[str] = []
     n_rows = len(frame)
@@ -308,9 +392,15 @@ def _analyze(
             tables=tables,
             knn=knn.get(name),
             target_ranks=target_ranks,
+            light=light,
         )
 
     analysis.best_metric = _best_metric(results)
+    if light:
+        analysis.effort_model = _effort_model(
+            data, results, target=target, annotator=annotator, settings=settings, tables=tables, light=True
+        )
+        return analysis
     if analysis.best_metric:
         _williams_against_best(data, results, analysis.best_metric, target, settings)
         _bootstrap_against_best(data, results, analysis.best_metric, target, item, settings)
@@ -318,6 +408,17 @@ def _analyze(
         _mixed_models(data, results, target=target, annotator=annotator, item=item, settings=settings)
     analysis.effort_model = _effort_model(
         data, results, target=target, annotator=annotator, settings=settings, tables=tables
+    )
+    _without_outliers(
+        frame,
+        analysis,
+        measured=measured,
+        metrics=metrics,
+        directions=directions,
+        annotator=annotator,
+        item=item,
+        settings=settings,
+        groups=groups,
     )
     return analysis
 
@@ -338,6 +439,7 @@ def _analyze_metric(
     tables: FoldTables,
     knn: _KnnScores | None,
     target_ranks: dict[tuple[bytes, int], np.ndarray],
+    light: bool = False,
 ) -> None:
     values = data[result.name].to_numpy(float)
     present = np.isfinite(values)
@@ -367,7 +469,7 @@ def _analyze_metric(
     if pooled.pearson is not None:  # None: the variation was lost to rounding
         result.pearson_oriented = orientation(result.direction) * pooled.pearson
 
-    if annotator_codes is not None:
+    if annotator_codes is not None and not light:
         codes = annotator_codes[present]
         for code in np.unique(codes):
             name = annotator_names[code]
@@ -386,8 +488,11 @@ def _analyze_metric(
     if settings.k > result.n - math.ceil(result.n / settings.cv_folds):
         result.messages.append(f"k={settings.k} is more than the training rows of a fold; using all of them")
     if knn is None:
-        knn = _knn(x, y, settings, tables.tables(present))[0]
+        knn = _knn(
+            x, y, settings, _light_tables(tables.tables(present)) if light else tables.tables(present), light=light
+        )[0]
     result.knn_r2, result.knn_r2_tie_averaged = knn.published, knn.tie_averaged
+    result.knn_r2_row_orders = None if light else knn.row_orders
     result.knn_r2_cv = knn.cv.get(RANDOM_CV)
     result.knn_r2_cv_item = knn.cv.get(ITEM_CV)
     result.knn_r2_cv_annotator = knn.cv.get(ANNOTATOR_CV)
@@ -399,6 +504,30 @@ def _analyze_metric(
                 f"random-CV R² exceeds item-grouped CV R² by {result.cv_item_gap:.3f} (> {settings.cv_gap_flag:g}): "
                 "edits of the same item on both sides of a split make the random CV optimistic"
             )
+
+
+ROW_ORDERS = 5  # shuffled row orders the published protocol is rerun on (knn_r2_row_orders; 0: none)
+# Rows above which the extra scikit-learn tree searches are left out (5 per metric would cost seconds):
+# knn_r2_row_orders, and the published protocol's R² without outliers.
+LARGE = 20_000
+LARGE_REPEATS = 2  # CV repeats of the figures without outliers above LARGE rows
+
+
+def _light_tables(tables: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The fold tables the figures without outliers use: random and item-grouped (not by annotator)."""
+    return {scheme: table for scheme, table in tables.items() if scheme != ANNOTATOR_CV}
+
+
+def _row_orders(x: np.ndarray, y: np.ndarray, settings: Settings) -> np.ndarray:
+    """(ROW_ORDERS, targets): the published protocol (scikit-learn's split and KNeighborsRegressor) on
+    the rows in ROW_ORDERS orders drawn by RandomState(settings.seed).permutation: how much its figure
+    owes to the order the rows happen to be in (both the split and the tie-breaking depend on it)."""
+    rng = np.random.RandomState(settings.seed)
+    scores = np.empty((ROW_ORDERS, 1 if y.ndim == 1 else y.shape[1]))
+    for i in range(ROW_ORDERS):
+        order = rng.permutation(x.size)
+        scores[i] = knn_r2_published(x[order], y[order], k=settings.k, test_size=settings.test_size, seed=settings.seed)
+    return scores
 
 
 def _best_metric(results: Mapping[str, MetricResult]) -> str | None:
@@ -514,8 +643,10 @@ def _effort_model(
     annotator: str,
     settings: Settings,
     tables: FoldTables,
+    light: bool = False,
 ) -> EffortModel:
-    """Usable metrics (not constant, at most half missing), complete rows only."""
+    """Usable metrics (not constant, at most half missing), complete rows only; `light`: the random-CV R²
+    alone (no contributions, no grouped CV)."""
     usable, excluded, notes = [], [], []
     for name, result in results.items():
         if result.pearson is None:
@@ -541,7 +672,8 @@ def _effort_model(
         target=target,
         annotator=annotator,
         settings=settings,
-        fold_tables=tables.tables(complete),
+        fold_tables={RANDOM_CV: tables.tables(complete)[RANDOM_CV]} if light else tables.tables(complete),
+        contributions=not light,
     )
     model.dropped, model.excluded_metrics = dropped, excluded
     model.index = rows.index.to_numpy()
@@ -554,15 +686,43 @@ def _effort_model(
 # --- flat views (tables, CSV) -------------------------------------------------------
 
 
+WITHOUT_OUTLIERS_COLUMNS = (
+    "pearson",
+    "spearman",
+    "knn_r2",
+    "knn_r2_tie_averaged",
+    "knn_r2_cv_mean",
+    "knn_r2_cv_item_mean",
+)
+MIXED_COLUMNS = (
+    "mixed_coefficient",
+    "mixed_se",
+    "mixed_df",
+    "mixed_p",
+    "mixed_ci_low",
+    "mixed_ci_high",
+    "mixed_wald_p",
+    "mixed_r2_marginal",
+    "mixed_r2_conditional",
+)
+
+
 def summary_rows(analysis: Analysis) -> list[dict]:
     """One flat row per metric: the table of the report, the analyze command and the CSV.
 
-    Per-annotator Pearson r comes as `pearson[<annotator>]` columns, in annotator order.
+    Per-annotator Pearson r comes as `pearson[<annotator>]` columns, in annotator order. `mixed_target`
+    names what the mixed model explains (`log(wall_ms)` with log_target, when the mixed columns are
+    also given as `mixed_log_*`); `*_without_outliers` are the figures without the flagged edits
+    (empty when none is flagged).
     """
     rows = []
+    outliers = analysis.outliers
+    mixed_target = f"log({analysis.target})" if analysis.settings.log_target else analysis.target
     for name, m in analysis.metrics.items():
         williams, boot, mixed = m.williams_vs_best, m.bootstrap_vs_best, m.mixed
         cv = m.knn_r2_cv
+        orders = m.knn_r2_row_orders
+        without = outliers.without.get(name, {}) if outliers else {}
         row = {
             "metric": name,
             "direction": m.direction,
@@ -579,6 +739,10 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             "kendall_p": m.kendall_p,
             "knn_r2": m.knn_r2,
             "knn_r2_tie_averaged": m.knn_r2_tie_averaged,
+            "knn_r2_row_orders_mean": orders.mean if orders else None,
+            "knn_r2_row_orders_sd": orders.sd if orders else None,
+            "knn_r2_row_orders_min": min(orders.repeats) if orders else None,
+            "knn_r2_row_orders_max": max(orders.repeats) if orders else None,
             "knn_r2_cv_mean": cv.mean if cv else None,
             "knn_r2_cv_sd": cv.sd if cv else None,
             "knn_r2_cv_item_mean": m.knn_r2_cv_item.mean if m.knn_r2_cv_item else None,
@@ -595,6 +759,7 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             "bootstrap_ci_low": boot.ci[0] if boot else None,
             "bootstrap_ci_high": boot.ci[1] if boot else None,
             "bootstrap_excludes_zero": boot.excludes_zero if boot else None,
+            "mixed_target": mixed_target if mixed else None,
             "mixed_coefficient": mixed.coefficient if mixed else None,
             "mixed_se": mixed.se if mixed else None,
             "mixed_df": mixed.df if mixed else None,
@@ -608,7 +773,11 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             "mixed_converged": mixed.converged if mixed else None,
             "mixed_singular": mixed.singular if mixed else None,
             "mixed_warnings": "; ".join(mixed.warnings) if mixed else None,
+            "outliers_flagged": outliers.flagged if outliers else None,
+            **{f"{key}_without_outliers": without.get(key) for key in WITHOUT_OUTLIERS_COLUMNS},
         }
+        if analysis.settings.log_target:  # the same figures under names that say they are of log(target)
+            row.update({f"mixed_log_{key[len('mixed_') :]}": row[key] for key in MIXED_COLUMNS})
         for annotator in analysis.annotators:
             row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)
         rows.append(plain(row))

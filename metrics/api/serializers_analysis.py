@@ -131,7 +131,9 @@ class MixedModelOutputSerializer(serializers.Serializer):
     formula = serializers.CharField(help_text="z() = standardised on the rows used.")
     n = serializers.IntegerField()
     groups = serializers.DictField(child=serializers.IntegerField(), help_text="Random factor -> its levels.")
-    coefficient = serializers.FloatField(allow_null=True, help_text="The metric's standardised coefficient.")
+    coefficient = serializers.FloatField(
+        allow_null=True, help_text="The metric's standardised slope: target sds per metric sd (both standardised)."
+    )
     se = serializers.FloatField(allow_null=True)
     df = serializers.FloatField(allow_null=True, help_text="Satterthwaite's degrees of freedom, as lmerTest's.")
     t = serializers.FloatField(allow_null=True)
@@ -182,6 +184,11 @@ class MetricResultOutputSerializer(serializers.Serializer):
     knn_r2_tie_averaged = serializers.FloatField(
         allow_null=True, help_text="The same split, training points tied at the K-th distance sharing its weight."
     )
+    knn_r2_row_orders = CVScoreOutputSerializer(
+        allow_null=True,
+        help_text="The published protocol on 5 shuffled row orders (RandomState(seed)): how much knn_r2 owes to the "
+        "row order. Trust knn_r2_tie_averaged and the CV figures.",
+    )
     knn_r2_cv = CVScoreOutputSerializer(allow_null=True, help_text="Tie-averaged, repeated K-fold CV (random folds).")
     knn_r2_cv_item = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by item.")
     knn_r2_cv_annotator = CVScoreOutputSerializer(allow_null=True, help_text="Repeated K-fold grouped by annotator.")
@@ -214,10 +221,42 @@ class EffortModelOutputSerializer(serializers.Serializer):
     contributions = serializers.DictField(
         child=serializers.FloatField(), help_text="Drop-column importance: CV R² lost without the input."
     )
-    coefficients = serializers.DictField(child=serializers.FloatField(), help_text="On standardised inputs.")
+    coefficients = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="Target units per input sd (inputs standardised, the target not); the annotator has none.",
+    )
     excluded_metrics = serializers.ListField(child=serializers.CharField())
     messages = serializers.ListField(child=serializers.CharField())
     method = serializers.CharField()
+
+
+class WithoutOutliersOutputSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    pearson = serializers.FloatField(allow_null=True)
+    spearman = serializers.FloatField(allow_null=True)
+    knn_r2 = serializers.FloatField(allow_null=True)
+    knn_r2_tie_averaged = serializers.FloatField(allow_null=True)
+    knn_r2_cv_mean = serializers.FloatField(allow_null=True)
+    knn_r2_cv_item_mean = serializers.FloatField(allow_null=True)
+
+
+class OutliersOutputSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    threshold = serializers.FloatField(help_text="The modified z-score above which an edit is flagged.")
+    n = serializers.IntegerField(help_text="Edits checked (with a target value).")
+    flagged = serializers.IntegerField()
+    upper_bound = serializers.FloatField(allow_null=True, help_text="In the target's units: above it, flagged.")
+    median = serializers.FloatField(allow_null=True)
+    largest = serializers.ListField(child=serializers.FloatField(), help_text="The largest flagged values.")
+    without = serializers.DictField(
+        child=WithoutOutliersOutputSerializer(), help_text="Metric -> its key figures without the flagged edits."
+    )
+    effort_model_r2_cv_without = serializers.FloatField(allow_null=True)
+    cv_repeats_without = serializers.IntegerField(
+        allow_null=True, help_text="CV repeats of the figures without outliers (2 above 20,000 edits)."
+    )
+    best_metric_without = serializers.CharField(allow_null=True)
+    messages = serializers.ListField(child=serializers.CharField())
 
 
 class FlaggedOutputSerializer(serializers.Serializer):
@@ -302,6 +341,9 @@ class ConditionModelOutputSerializer(serializers.Serializer):
     engine = serializers.CharField()
     warnings = serializers.ListField(
         child=serializers.CharField(), help_text="Beside the figures: singular fit, a factor with fewer than 5 levels."
+    )
+    item_effect = serializers.CharField(
+        help_text='The item random intercept: "in the model", or why not (one post-edit per item, no item column).'
     )
     messages = serializers.ListField(child=serializers.CharField())
 
@@ -398,6 +440,10 @@ class AnalysisOutputSerializer(serializers.Serializer):
     best_by = serializers.CharField()
     matrix = MatrixOutputSerializer()
     effort_model = EffortModelOutputSerializer(allow_null=True)
+    outliers = OutliersOutputSerializer(
+        allow_null=True, help_text="The outlier rule on the target and the key figures without the flagged edits."
+    )
+    units = serializers.DictField(child=serializers.CharField(), help_text="What the coefficients are in.")
     messages = serializers.ListField(child=serializers.CharField())
     flagged = FlaggedOutputSerializer()
     idle_sensitivity = IdleSensitivityOutputSerializer(allow_null=True, help_text="For the active_time target.")

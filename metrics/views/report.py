@@ -38,6 +38,7 @@ from metrics.analysis import (
 from metrics.analysis.conditions import CONDITION
 from metrics.analysis.documents import document_columns, document_rows
 from metrics.analysis.origins import origin_rows
+from metrics.analysis.pipeline import ROW_ORDERS
 from metrics.exports import neutralise_formula
 from metrics.gold_figures import gold_table_build
 from metrics.reports import (
@@ -204,6 +205,7 @@ def _report_context(report: Report, project: Project, baseline: str | None = Non
         else [],
         "idle_plot": plot_urls("idle") if report.idle_sensitivity and report.idle_sensitivity.n else None,
         "flagged": report.flagged,
+        "row_orders": ROW_ORDERS,
         "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
         "query": query,
         "gold": gold_table_build(selection=report.selection),

@@ -164,6 +164,10 @@ class Command(BaseCommand):
         out(_metric_table(analysis))
         out("")
         out(_effort_table(analysis))
+        outliers = _outliers_table(analysis)
+        if outliers:
+            out("")
+            out(outliers)
         mixed = _mixed_table(analysis)
         if mixed:
             out("")
@@ -282,6 +286,7 @@ def _metric_table(analysis: Analysis) -> str:
         "spearman",
         "kendall",
         "knn_r2",
+        "knn_r2_orders",
         "knn_r2_ties",
         "knn_r2_cv",
         "cv_item",
@@ -311,6 +316,7 @@ def _metric_table(analysis: Analysis) -> str:
                 _num(m.spearman),
                 _num(m.kendall),
                 _num(m.knn_r2),
+                _cv(m.knn_r2_row_orders),
                 _num(m.knn_r2_tie_averaged),
                 _cv(m.knn_r2_cv),
                 _cv(m.knn_r2_cv_item) + (" !" if m.cv_optimistic else ""),
@@ -329,9 +335,52 @@ KNN_NOTE = (
     "knn_r2: the published protocol as scikit-learn runs it (KNeighborsRegressor on train_test_split of the rows in "
     "import order); knn_r2_ties: the same split with the training points tied at the K-th distance sharing its "
     "weight. They differ when metric values tie (integers): scikit-learn keeps whichever tied neighbours its tree "
-    "returns, so its figure depends on row order. Every CV column is tie-averaged; '!' marks a random CV more than "
-    "the flag threshold above the item-grouped one (edits of one item on both sides of a split)."
+    "returns, so its figure depends on row order (through the ties and through which rows the split draws): "
+    "knn_r2_orders is the same protocol's mean ± sd over shuffled row orders. Trust knn_r2_ties and the CV columns "
+    "(tie-averaged, folds independent of the row order), not knn_r2 alone. '!' marks a random CV more than the flag "
+    "threshold above the item-grouped one (edits of one item on both sides of a split)."
 )
+
+
+def _outliers_table(analysis: Analysis) -> str:
+    outliers = analysis.outliers
+    if outliers is None:
+        return ""
+    title = f"Outliers of {analysis.target}: {outliers.flagged} of {outliers.n} edits flagged ({outliers.rule}"
+    if outliers.upper_bound is not None:
+        title += f"; flagged above {outliers.upper_bound:.4g}"
+    title += ")."
+    if not outliers.flagged:
+        return title + "".join(f"\n  - {message}" for message in outliers.messages)
+    largest = ", ".join(f"{v:g}" for v in outliers.largest)
+    title += (
+        f" Largest: {largest}. Key figures with every edit and without them "
+        f"(CV with {outliers.cv_repeats_without} repeats):"
+    )
+    rows = [["metric", "pearson", "without", "spearman", "without", "knn_r2_ties", "without", "knn_r2_cv", "without"]]
+    for name, m in analysis.metrics.items():
+        w = outliers.without.get(name, {})
+        rows.append(
+            [
+                name,
+                _num(m.pearson),
+                _num(w.get("pearson")),
+                _num(m.spearman),
+                _num(w.get("spearman")),
+                _num(m.knn_r2_tie_averaged),
+                _num(w.get("knn_r2_tie_averaged")),
+                _num(m.knn_r2_cv.mean if m.knn_r2_cv else None),
+                _num(w.get("knn_r2_cv_mean")),
+            ]
+        )
+    model = analysis.effort_model
+    lines = [title, "", _align(rows)]
+    if model is not None and model.r2_cv is not None:
+        lines.append(
+            f"Effort model CV R²: {model.r2_cv.mean:.3f} with every edit, "
+            f"{_num(outliers.effort_model_r2_cv_without)} without them."
+        )
+    return "\n".join(lines)
 
 
 def _bootstrap(m, *, best: bool) -> str:
@@ -349,7 +398,7 @@ def _mixed_table(analysis: Analysis) -> str:
         return "Mixed-effects models: off (--no-mixed)." if not analysis.settings.mixed_models else ""
     factors = sorted({f for model in fitted.values() for f in model.groups})
     rows = [
-        ["metric", "n", "coefficient", "95% CI (t)", "df", "p (t)", "R²m", "R²c"]
+        ["metric", "n", "β (sd per sd)", "β 95% CI (t)", "df", "p (t)", "R²m", "R²c"]
         + [*[f"var[{f}]" for f in factors], "var[residual]", "REML criterion", "warnings"]
     ]
     for name, model in fitted.items():
@@ -373,7 +422,7 @@ def _mixed_table(analysis: Analysis) -> str:
     first = next(iter(fitted.values()))
     title = (
         f"Mixed-effects models ({first.formula.replace(f'z({next(iter(fitted))})', 'z(metric)')}, REML; "
-        "standardised coefficient; CI and p from t on Satterthwaite's df, as lmerTest; "
+        "β = standardised slope: target sds per metric sd; CI and p from t on Satterthwaite's df, as lmerTest; "
         "R² marginal/conditional after Nakagawa & Schielzeth):"
     )
     return title + "\n\n" + _align(rows)
@@ -381,11 +430,20 @@ def _mixed_table(analysis: Analysis) -> str:
 
 def _conditions_table(conditions: ConditionAnalysis) -> str:
     unit = conditions.bootstrap_unit
-    header = ["condition", "n", "items", "annotators", "mean", f"95% CI ({unit} bootstrap)", "median", "words/hour"]
-    header += ["effect vs baseline", "95% CI", "p"]
+    header = [
+        "condition",
+        "n",
+        "items",
+        "annotators",
+        "mean (arithmetic)",
+        f"mean 95% CI ({unit} bootstrap)",
+        "median",
+        "words/hour",
+    ]
+    header += [f"effect vs baseline ({conditions.target})", "effect 95% CI", "effect p"]
     log = conditions.log_model is not None
     if log:
-        header += ["time ratio", "95% CI", "p"]
+        header += ["time ratio (geometric means)", "time ratio 95% CI", "time ratio p"]
     rows = [header]
     for row in condition_rows(conditions):
         baseline = "baseline" if row["baseline"] else "-"
@@ -411,11 +469,25 @@ def _conditions_table(conditions: ConditionAnalysis) -> str:
         rows.append(cells)
     model = conditions.model
     formula = f"{model.formula}, REML" if model else "no model"
+    item_effect = f"; item random effect: {model.item_effect}" if model and model.item_effect else ""
     title = (
-        f"Conditions (target {conditions.target}; baseline {conditions.baseline}; mixed model {formula}; "
+        f"Conditions (target {conditions.target}; baseline {conditions.baseline}; mixed model {formula}{item_effect}; "
         f"words/hour = words of the edited text over summed {conditions.time}):"
     )
-    return title + "\n\n" + _align(rows)
+    notes = [CONDITIONS_NOTE]
+    if log:
+        notes.append(TIME_RATIO_NOTE)
+    return title + "\n\n" + _align(rows) + "\n\n" + "\n".join(notes)
+
+
+CONDITIONS_NOTE = (
+    "mean: the arithmetic mean of the condition's edits; effect: the condition's fixed coefficient in the mixed "
+    "model, in the target's units, against the baseline (Wald 95% CI and p)."
+)
+TIME_RATIO_NOTE = (
+    "time ratio: exp(effect) of the model of log(time), a ratio of geometric means (typical edit against the "
+    "baseline's), not of the arithmetic means beside it."
+)
 
 
 def _interval(low, high) -> str:
@@ -455,7 +527,7 @@ def _effort_table(analysis: Analysis) -> str:
         f"{_cv(model.r2_cv_annotator)}",
         "",
     ]
-    rows = [["input", "contribution (ΔR² when left out)", "standardised coefficient"]]
+    rows = [["input", "contribution (ΔR² when left out)", "coefficient (target units per input sd)"]]
     for name in model.inputs:
         rows.append([name, _num(model.contributions.get(name), 4), _num(model.coefficients.get(name))])
     return "\n".join(lines) + _align(rows)

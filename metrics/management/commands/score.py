@@ -165,25 +165,57 @@ def corpus_table(pairs: list[Pair], names: list[str], values: dict[str, list[flo
     return gold_figures(examples, per_line)
 
 
+# EditEval's scale for each figure (SARI on 0-100, the others on 0-1), and how many times larger editlab's
+# per-line values are (its iBLEU is sacrebleu's sentence BLEU on 0-100).
+EDITEVAL_SCALE = {"sari": "0-100"}
+PER_LINE_FACTOR = {"ibleu": 100.0}
+
+
+def corpus_row(figure: GoldFigure) -> dict[str, object]:
+    """The figure's columns, then `scale` (EditEval's) and `mean_on_scale`: the mean on that scale
+    (`mean` itself stays on the per-line values' own scale)."""
+    factor = PER_LINE_FACTOR.get(figure.metric, 1.0)
+    return {
+        **figure.to_dict(),
+        "scale": EDITEVAL_SCALE.get(figure.metric, "0-1"),
+        "per_line_scale": "0-100" if factor == 100.0 else EDITEVAL_SCALE.get(figure.metric, "0-1"),
+        "mean_on_scale": None if figure.mean is None else figure.mean / factor,
+    }
+
+
+CORPUS_COLUMNS = (*GoldFigure.COLUMNS, "scale", "per_line_scale", "mean_on_scale")
+
+
 def write_corpus(path: Path, figures: list[GoldFigure], left_out: int) -> None:
     def write(out) -> None:
         if path.suffix == ".csv":
             writer = csv.writer(out)
-            writer.writerow(GoldFigure.COLUMNS)
+            writer.writerow(CORPUS_COLUMNS)
             for figure in figures:
-                writer.writerow(["" if v is None else v for v in figure.to_dict().values()])
+                writer.writerow(["" if v is None else v for v in corpus_row(figure).values()])
         else:
-            out.write(json.dumps({"lines_without_gold": left_out, "metrics": [f.to_dict() for f in figures]}) + "\n")
+            rows = [corpus_row(f) for f in figures]
+            out.write(json.dumps({"lines_without_gold": left_out, "metrics": rows}) + "\n")
 
     _write_atomically(path, write)
 
 
 def format_corpus(figures: list[GoldFigure], left_out: int) -> str:
-    lines = [f"{'metric':<14}{'n':>7}{'mean (editlab)':>17}{'editeval':>12}"]
+    """One scale per row: editlab's mean is shown on EditEval's scale (the `scale` column)."""
+    lines = [f"{'metric':<14}{'n':>7}{'mean (editlab)':>17}{'editeval':>12}  scale"]
+    rescaled = []
     for f in figures:
-        mean = "-" if f.mean is None else f"{f.mean:.4f}"
+        row = corpus_row(f)
+        mean = "-" if row["mean_on_scale"] is None else f"{row['mean_on_scale']:.4f}"
         editeval = "-" if f.editeval is None else f"{f.editeval:.4f}"
-        lines.append(f"{f.metric:<14}{f.n:>7}{mean:>17}{editeval:>12}")
+        lines.append(f"{f.metric:<14}{f.n:>7}{mean:>17}{editeval:>12}  {row['scale']}")
+        if row["per_line_scale"] != row["scale"]:
+            rescaled.append(f.metric)
+    if rescaled:
+        lines.append(
+            f"{', '.join(rescaled)}: editlab's per-line values are on 0-100 (sacrebleu); their mean is shown divided "
+            "by 100 (the written table keeps `mean` on 0-100 and gives `mean_on_scale`)"
+        )
     for f in figures:
         if f.editeval_undefined:
             lines.append(f"no editeval figure for {f.metric}: {f.editeval_undefined}")
