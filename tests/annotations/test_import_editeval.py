@@ -106,7 +106,10 @@ BAD_LINES = [
     (json.dumps(example(5, retrieved_documents="doc")), r"line 2, field 'retrieved_documents': must be a list"),
     (json.dumps(example(5, meta="x")), r"line 2, field 'meta': must be an object or a list, got a string"),
     (json.dumps(example(0)), r"line 2, field 'external_id': duplicate id 'jfleg-test-0' \(first at .*, line 1\)"),
-    (json.dumps(example(5, id="x" * 300)), r"line 2, field 'external_id': an item id is at most 255 characters, this one has 300"),
+    (
+        json.dumps(example(5, id="x" * 300)),
+        r"line 2, field 'external_id': an item id is at most 255 characters, this one has 300",
+    ),
     (
         json.dumps(example(5, meta={"score": 1})).replace("1}", "NaN}"),
         r"line 2, field 'meta.score': invalid JSON: NaN is not allowed",
