@@ -56,7 +56,8 @@ def build_shared_study(*, annotators, n_items: int = 40, name: str = "shared", s
     post_edits = []
     for i in range(n_items):
         change, quirk = float(rng.gamma(2.0, 5.0)), float(rng.normal(0, 8))
-        item = ItemFactory(project=project, model_output="x" * (20 + i))
+        # ids item-0 ... item-N, whatever the factory sequence stands at: item-10 sorts before item-2
+        item = ItemFactory(project=project, external_id=f"item-{i}", model_output="x" * (20 + i))
         for who, annotator in enumerate(annotators):
             post_edit = SubmittedPostEditFactory(
                 assignment__item=item,

@@ -1,6 +1,7 @@
 """End to end: a 3-condition Latin-square study for 6 annotators x 6 documents, edited through the
 editor's own HTTP endpoints with a known condition effect, and the analysis recovers it."""
 
+import datetime
 import io
 import json
 import re
@@ -10,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotations.models import Assignment, PostEdit
 from annotations.services.studies import study_assign_latin_square
@@ -59,11 +61,26 @@ def typing(original: str, keys: int, t0: float = 50.0) -> tuple[list[dict], str]
     return [dict(event, seq=n, t=t0 + event["t"]) for n, event in enumerate(events)], text
 
 
-def edit_through_the_editor(client: Client, assignment: Assignment, keys: int) -> None:
+class ServerClock:
+    """The server's clock, moved by the test: the server sees each page open as long as its typing took
+    (typed at 150 ms a key, the log is honest only when that much server time passes)."""
+
+    def __init__(self) -> None:
+        self.at = timezone.now()
+
+    def now(self) -> datetime.datetime:
+        return self.at
+
+    def advance(self, ms: float) -> None:
+        self.at += datetime.timedelta(milliseconds=ms)
+
+
+def edit_through_the_editor(client: Client, assignment: Assignment, keys: int, clock: ServerClock) -> None:
     page = client.get(reverse("editor", args=[assignment.pk]))
     assert page.status_code == 200
     config = json.loads(CONFIG.search(page.content.decode()).group(1))
     events, text = typing(config["original"], keys)
+    clock.advance(events[-1]["t"] + 100)
     for start in range(0, len(events), 200):
         response = client.post(
             config["urls"]["events"],
@@ -74,11 +91,14 @@ def edit_through_the_editor(client: Client, assignment: Assignment, keys: int) -
     submit = {"page_id": config["page_id"], "text": text, "version": config["version"], "last_seq": len(events) - 1}
     response = client.post(config["urls"]["submit"], data=json.dumps(submit), content_type="application/json")
     assert response.status_code == 200, response.content
+    clock.advance(500)
 
 
 @pytest.fixture
-def simulated_study():
+def simulated_study(monkeypatch):
     """Keystrokes per segment = BASE + condition effect + annotator + item + noise (seeded)."""
+    clock = ServerClock()
+    monkeypatch.setattr(timezone, "now", clock.now)
     rng = np.random.default_rng(2026)
     project = ProjectFactory(name="latin study", conditions=CONDITIONS)
     ItemFactory(project=project, external_id="practice", practice=True, outputs={"sysA": "Try.", "sysB": "Try."})
@@ -105,7 +125,7 @@ def simulated_study():
             else:
                 mean = BASE + EFFECT[assignment.condition] + annotator_effect[person] + item_effect[assignment.item_id]
                 keys = max(1, round(mean + rng.normal(0, 1.5)))
-            edit_through_the_editor(client, assignment, keys)
+            edit_through_the_editor(client, assignment, keys, clock)
             expected[assignment.pk] = keys
     metric_values_compute(project=project, metrics=["levenshtein"], variants=["plain"])
     return project, expected
