@@ -23,6 +23,7 @@ from django.db.models import Count, Max
 
 from annotations.design import DesignError
 from annotations.models import DEFINITION_VERSION, PostEdit, Project
+from editlab.refusals import Refusal
 from metrics.analysis import (
     DEFAULT_SETTINGS,
     EDITED_LENGTH,
@@ -64,7 +65,7 @@ KEPT_COLUMNS = ("post_edit_id", "external_id", "annotator")
 DESIGN_KEPT_COLUMNS = ("document", "practice", "origin")
 
 
-class SelectionError(ValueError):
+class SelectionError(Refusal, ValueError):
     """A selection parameter is invalid; the message names it."""
 
 
