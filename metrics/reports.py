@@ -332,8 +332,8 @@ def baseline_build(*, selection: Selection, baseline: str | None) -> str | None:
 
 def analysis_request_build(*, project: Project, params: Mapping) -> tuple[Selection, Settings, str | None]:
     """The selection, settings and baseline of one analysis request, from the already-checked
-    options the API and the analyze command share (the same names in both); a SelectionError or a
-    ValueError names what is wrong."""
+    options the API and the analyze command share (the same names in both); a SelectionError names
+    what is wrong."""
     selection = selection_build(
         project=project,
         target=params["target"],
