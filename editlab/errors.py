@@ -9,6 +9,7 @@ Django's handler400 for requests refused before any view runs (a body over
 DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields or files), as a page or, under /api/, as JSON.
 """
 
+import html
 import logging
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
@@ -61,7 +63,31 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     return page_not_found(request, exception)
 
 
+# --------------------------------------------------------------------------- a refusal raised by a page's view
+
+
+class RefusalMiddleware:
+    """A `Refusal` a page's view raises: a page with its message at its status (under /api/, the
+    API's shape). API views answer theirs in `api_exception_handler` before it gets here."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, Refusal):
+            return None
+        if request.path.startswith("/api/"):
+            return JsonResponse(exception.body(), status=exception.status)
+        # Escaped for the element's text it is (quotes stay readable: the message quotes names).
+        message = mark_safe(html.escape(str(exception), quote=False))  # noqa: S308
+        return HttpResponse(render_to_string("400.html", {"message": message}), status=exception.status)
+
+
 # --------------------------------------------------------------------------- the API's one exception handler
+
 
 def first_error(errors: Any) -> str:
     """One readable line from a serializer's errors: 'field: message', nested fields as `items[1].external_id`."""
