@@ -66,6 +66,9 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 # --------------------------------------------------------------------------- a refusal raised by a page's view
 
 
+_PAGES = {403: "403.html", 404: "404.html"}  # any other status: the 400 page, which shows the message
+
+
 class RefusalMiddleware:
     """A `Refusal` a page's view raises: a page with its message at its status (under /api/, the
     API's shape). API views answer theirs in `api_exception_handler` before it gets here."""
@@ -83,7 +86,9 @@ class RefusalMiddleware:
             return JsonResponse(exception.body(), status=exception.status)
         # Escaped for the element's text it is (quotes stay readable: the message quotes names).
         message = mark_safe(html.escape(str(exception), quote=False))  # noqa: S308
-        return HttpResponse(render_to_string("400.html", {"message": message}), status=exception.status)
+        return HttpResponse(
+            render_to_string(_PAGES.get(exception.status, "400.html"), {"message": message}), status=exception.status
+        )
 
 
 # --------------------------------------------------------------------------- the API's one exception handler
