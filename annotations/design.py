@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from editlab.refusals import Refusal
+
 CONDITION_NAME = re.compile(r"^[\w][\w .\-]{0,99}$")
 LABEL_MAX = 100
 # The most annotators and conditions one Latin-square plan takes (the Design page, the plan and assign
@@ -25,7 +27,7 @@ DESIGN_MAX_ANNOTATORS = 1000
 DESIGN_MAX_CONDITIONS = 100
 
 
-class DesignError(ValueError):
+class DesignError(Refusal, ValueError):
     """A design that cannot be made; the message says why and what would work."""
 
 

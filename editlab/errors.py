@@ -2,13 +2,15 @@
 
 Every API error is `{"detail": "<message for a person>", "code": "<machine code>"}` plus the keys
 of its operation: `errors` (each invalid field's messages), `next_seq`, `server_text`,
-`server_version`. `api_exception_handler` is DRF's one EXCEPTION_HANDLER; `bad_request` is
+`server_version`. `api_exception_handler` is DRF's one EXCEPTION_HANDLER: a `Refusal`
+(editlab.refusals) answers its `body()` at its `status`, DRF's own errors in the same shape;
+`bad_request` is
 Django's handler400 for requests refused before any view runs (a body over
 DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields or files), as a page or, under /api/, as JSON.
 """
 
+import html
 import logging
-import re
 from typing import Any
 
 from django.conf import settings
@@ -17,15 +19,15 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from annotations.editing.errors import EditingError
-from annotations.services.errors import ServiceError
 from editlab.api import too_large_message
+from editlab.refusals import Refusal
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +63,35 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     return page_not_found(request, exception)
 
 
-# --------------------------------------------------------------------------- the API's one exception handler
+# --------------------------------------------------------------------------- a refusal raised by a page's view
 
-_FIELD_PREFIX = re.compile(r"^([\w.\[\]]+): (.+)$", re.S)
+
+_PAGES = {403: "403.html", 404: "404.html"}  # any other status: the 400 page, which shows the message
+
+
+class RefusalMiddleware:
+    """A `Refusal` a page's view raises: a page with its message at its status (under /api/, the
+    API's shape). API views answer theirs in `api_exception_handler` before it gets here."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, Refusal):
+            return None
+        if request.path.startswith("/api/"):
+            return JsonResponse(exception.body(), status=exception.status)
+        # Escaped for the element's text it is (quotes stay readable: the message quotes names).
+        message = mark_safe(html.escape(str(exception), quote=False))  # noqa: S308
+        return HttpResponse(
+            render_to_string(_PAGES.get(exception.status, "400.html"), {"message": message}), status=exception.status
+        )
+
+
+# --------------------------------------------------------------------------- the API's one exception handler
 
 
 def first_error(errors: Any) -> str:
@@ -103,23 +131,6 @@ def _invalid(detail: Any) -> dict:
     return body
 
 
-def _service_error(exc: ServiceError) -> dict:
-    """A service's refusal; its message starts with the field it is about ("overlap: must be ...")."""
-    message = str(exc)
-    body: dict[str, Any] = {"detail": message, "code": "invalid"}
-    match = _FIELD_PREFIX.match(message)
-    if match:
-        body["errors"] = {match.group(1): [match.group(2)]}
-    return body
-
-
-def _editing_error(exc: EditingError) -> dict:
-    extra = dict(exc.payload())
-    message = extra.pop("detail", None) or extra.pop("error", None) or str(exc)
-    extra.pop("error", None)
-    return {"detail": message, **extra, "code": exc.code}
-
-
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's handler, with every answer in the shape {"detail", "code", ...}.
 
@@ -127,10 +138,8 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     500 page: the services are atomic, so nothing of the request stays half-stored, and a client
     (the editor's logger) sends it again. The view may add why that is safe (`retry_note`).
     """
-    if isinstance(exc, ServiceError):
-        return Response(_service_error(exc), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, EditingError):
-        return Response(_editing_error(exc), status=exc.status)
+    if isinstance(exc, Refusal):
+        return Response(exc.body(), status=exc.status)
     if isinstance(exc, OperationalError | InterfaceError):
         request = context.get("request")
         logger.warning("API %s: database unavailable: %s", getattr(request, "path", "?"), exc)

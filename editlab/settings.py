@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A Refusal a page's view raises: a page with its message (editlab/errors.py).
+    "editlab.errors.RefusalMiddleware",
 ]
 
 ROOT_URLCONF = "editlab.urls"

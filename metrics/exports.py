@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from django.db.models import F, QuerySet
 
 from annotations.models import EFFORT_FIELDS, PostEdit, Project, original_text_of_post_edit
+from editlab.refusals import Refusal
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
@@ -65,8 +66,8 @@ FORMATS = {
 }
 
 
-class ExportError(ValueError):
-    pass
+class ExportError(Refusal, ValueError):
+    """An export option that is not one; the message names it and the choices."""
 
 
 def get_format(name: str) -> ExportFormat:

@@ -23,6 +23,7 @@ from django.db.models import Count, Max
 
 from annotations.design import DesignError
 from annotations.models import DEFINITION_VERSION, PostEdit, Project
+from editlab.refusals import Refusal
 from metrics.analysis import (
     DEFAULT_SETTINGS,
     EDITED_LENGTH,
@@ -64,7 +65,7 @@ KEPT_COLUMNS = ("post_edit_id", "external_id", "annotator")
 DESIGN_KEPT_COLUMNS = ("document", "practice", "origin")
 
 
-class SelectionError(ValueError):
+class SelectionError(Refusal, ValueError):
     """A selection parameter is invalid; the message names it."""
 
 
@@ -331,8 +332,8 @@ def baseline_build(*, selection: Selection, baseline: str | None) -> str | None:
 
 def analysis_request_build(*, project: Project, params: Mapping) -> tuple[Selection, Settings, str | None]:
     """The selection, settings and baseline of one analysis request, from the already-checked
-    options the API and the analyze command share (the same names in both); a SelectionError or a
-    ValueError names what is wrong."""
+    options the API and the analyze command share (the same names in both); a SelectionError names
+    what is wrong."""
     selection = selection_build(
         project=project,
         target=params["target"],

@@ -30,6 +30,7 @@ from django.utils import timezone
 from annotations.models import PostEdit, Project, original_text_of_post_edit
 from annotations.references import reference_texts
 from editlab.db import refresh_planner_statistics
+from editlab.refusals import Refusal
 from metrics import text as engine
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, post_edit_queryset
@@ -66,7 +67,7 @@ class ComputeReport:
         }
 
 
-class ComputeError(ValueError):
+class ComputeError(Refusal, ValueError):
     """A request that cannot be computed (unknown metric or variant, missing extra)."""
 
 

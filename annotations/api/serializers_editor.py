@@ -315,14 +315,3 @@ class SkipInputSerializer(serializers.Serializer):
 
 class SkipOutputSerializer(serializers.Serializer):
     next_url = serializers.CharField()
-
-
-class ErrorSerializer(serializers.Serializer):
-    error = serializers.CharField()
-    code = serializers.CharField(required=False)
-
-
-class ConflictSerializer(ErrorSerializer):
-    server_text = serializers.CharField(required=False)
-    server_version = serializers.IntegerField(required=False)
-    next_seq = serializers.IntegerField(required=False)

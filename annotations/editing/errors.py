@@ -1,14 +1,12 @@
-"""What the editing services refuse, and how each refusal answers the client (status, code, body)."""
+"""What the editing services refuse, and how each refusal answers the client (status, code, data)."""
+
+from typing import Any
+
+from editlab.refusals import Refusal
 
 
-class EditingError(Exception):
-    """A request the services refuse; the message says why, for the client."""
-
-    status = 400
-    code = "invalid"
-
-    def payload(self) -> dict:
-        return {"error": str(self), "code": self.code}
+class EditingError(Refusal):
+    """A request the editing services refuse; the message says why, for the client."""
 
 
 class InvalidInput(EditingError):
@@ -32,8 +30,8 @@ class SeqConflict(EditingError):
         super().__init__(message)
         self.next_seq = next_seq
 
-    def payload(self) -> dict:
-        return {**super().payload(), "next_seq": self.next_seq}
+    def data(self) -> dict[str, Any]:
+        return {"next_seq": self.next_seq}
 
 
 class DraftConflict(EditingError):
@@ -45,13 +43,8 @@ class DraftConflict(EditingError):
         self.server_text = server_text
         self.server_version = server_version
 
-    def payload(self) -> dict:
-        return {
-            "error": "conflict",
-            "code": self.code,
-            "server_text": self.server_text,
-            "server_version": self.server_version,
-        }
+    def data(self) -> dict[str, Any]:
+        return {"server_text": self.server_text, "server_version": self.server_version}
 
 
 def ensure_text(value: str, *, field: str) -> None:

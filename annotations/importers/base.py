@@ -21,6 +21,7 @@ from django.db import models
 
 from annotations.models import EFFORT_FIELDS, PostEdit
 from editlab import safe_json
+from editlab.refusals import Refusal
 
 # Deeper than any published format nests (Super-NaturalInstructions: 4, EditEval: 5); far below recursion limits.
 JSON_MAX_DEPTH = 64
@@ -28,7 +29,7 @@ INT_MAX = 2**31 - 1  # IntegerField on PostgreSQL
 BIG_INT_MAX = 2**63 - 1  # BigIntegerField
 
 
-class ImportDataError(Exception):
+class ImportDataError(Refusal):
     """Bad input: the message names the file, the line (1-based) and the field."""
 
     def __init__(self, message: str, *, file: str, line: int | None = None, field: str | None = None) -> None:

@@ -6,7 +6,7 @@ command, so the three agree.
 """
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +16,7 @@ from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
 from metrics.api import serializers_analysis as s
-from metrics.reports import SelectionError, analysis_request_build, report_build
+from metrics.reports import analysis_request_build, report_build
 from metrics.selectors import project_get
 
 
@@ -57,9 +57,6 @@ class ProjectAnalysisApi(APIView):
         if project is None:
             raise NotFound("No such project.")
         params = validated(s.AnalysisQuerySerializer, request.query_params)
-        try:
-            selection, settings, baseline = analysis_request_build(project=project, params=params)
-        except (SelectionError, ValueError) as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        selection, settings, baseline = analysis_request_build(project=project, params=params)
         report = report_build(selection=selection, settings=settings, baseline=baseline)
         return Response(s.AnalysisOutputSerializer(report.to_dict()).data)

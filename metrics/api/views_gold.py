@@ -5,7 +5,7 @@ API. The same function (metrics.gold_figures.gold_table_build) fills the report 
 """
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +16,7 @@ from editlab.api import validated
 from editlab.errors import error_responses
 from metrics.api import serializers_gold as s
 from metrics.gold_figures import ORDER, gold_table_build
-from metrics.reports import SelectionError, selection_build
+from metrics.reports import selection_build
 from metrics.selectors import project_get
 
 
@@ -43,16 +43,13 @@ class ProjectGoldApi(APIView):
         if project is None:
             raise NotFound("No such project.")
         params = validated(s.GoldQuerySerializer, request.query_params)
-        try:
-            selection = selection_build(
-                project=project,
-                target="keystrokes",  # the gold table does not depend on the effort target
-                annotators=params["annotators"],
-                task_type=params["task_type"],
-                origin=params["origin"],
-            )
-        except SelectionError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        selection = selection_build(
+            project=project,
+            target="keystrokes",  # the gold table does not depend on the effort target
+            annotators=params["annotators"],
+            task_type=params["task_type"],
+            origin=params["origin"],
+        )
         table = gold_table_build(selection=selection)
         described = selection.describe()
         data = {

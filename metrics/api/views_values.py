@@ -11,7 +11,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
@@ -27,7 +26,6 @@ from metrics.api import serializers_values as s
 from metrics.exports import FORMATS, export_filename, export_spec, export_stream, get_format
 from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue
-from metrics.services import ComputeError
 from metrics.workers import job_activity
 
 TAGS = ["metric values"]
@@ -99,15 +97,12 @@ class MetricJobCreateApi(ValuesApiView):
     def post(self, request: Request, pk: int) -> Response:
         project = get_object_or_404(Project, pk=pk)
         data = validated(s.MetricJobInputSerializer, request.data)
-        try:
-            job = metric_job_create(
-                project=project,
-                user=request.user,
-                metrics=data["metrics"] or None,
-                variants=data["variants"],
-            )
-        except ComputeError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        job = metric_job_create(
+            project=project,
+            user=request.user,
+            metrics=data["metrics"] or None,
+            variants=data["variants"],
+        )
         return Response(_job_data(job), status=status.HTTP_202_ACCEPTED)
 
 
@@ -131,10 +126,7 @@ class MetricJobRetryApi(ValuesApiView):
     )
     def post(self, request: Request, pk: int) -> Response:
         job = get_object_or_404(MetricJob, pk=pk)
-        try:
-            job = metric_job_retry(job=job)
-        except ComputeError as exc:
-            raise ValidationError({"detail": str(exc)}) from None
+        job = metric_job_retry(job=job)
         return Response(_job_data(job), status=status.HTTP_202_ACCEPTED)
 
 

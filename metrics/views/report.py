@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest
+from editlab.refusals import Refusal
 from metrics import plots
 from metrics.analysis import (
     Settings,
@@ -262,13 +263,11 @@ def _conditions_context(report: Report, plot_urls) -> dict:
     }
 
 
-def _selection_or_400(request: HttpRequest, project: Project) -> tuple[Selection, Settings, str | None] | HttpResponse:
-    try:
-        selection = selection_from_query(project=project, query=request.GET)
-        settings = settings_from_query(selection=selection, query=request.GET)
-        return selection, settings, baseline_build(selection=selection, baseline=request.GET.get("baseline"))
-    except SelectionError as exc:
-        return HttpResponseBadRequest(f"Bad selection: {exc}", content_type="text/plain; charset=utf-8")
+def _chosen(request: HttpRequest, project: Project) -> tuple[Selection, Settings, str | None]:
+    """The request's selection, settings and baseline; a SelectionError (a Refusal) names a bad one."""
+    selection = selection_from_query(project=project, query=request.GET)
+    settings = settings_from_query(selection=selection, query=request.GET)
+    return selection, settings, baseline_build(selection=selection, baseline=request.GET.get("baseline"))
 
 
 def _csv_response(rows: list[dict], filename: str, columns: list[str] | None = None) -> HttpResponse:
@@ -294,13 +293,11 @@ def _json_response(data, filename: str) -> HttpResponse:
     return response
 
 
-def _download_selection(
-    request: HttpRequest, project: Project, fmt: str
-) -> tuple[Selection, Settings, str | None] | HttpResponse:
-    """A number download's selection: an unknown format is 404, a bad query 400."""
+def _download_selection(request: HttpRequest, project: Project, fmt: str) -> tuple[Selection, Settings, str | None]:
+    """A number download's selection: an unknown format is 404, a bad query a SelectionError (400)."""
     if fmt not in NUMBER_FORMATS:
         raise Http404(f"unknown format {fmt!r}")
-    return _selection_or_400(request, project)
+    return _chosen(request, project)
 
 
 @login_required
@@ -309,8 +306,6 @@ def _download_selection(
 def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     chosen = _download_selection(request, project, fmt)
-    if isinstance(chosen, HttpResponse):
-        return chosen
     selection, settings, baseline = chosen
     report = report_build(selection=selection, settings=settings, baseline=baseline)
     filename = f"{_safe_name(project.name)}-{selection.target}-analysis"
@@ -326,8 +321,6 @@ def report_documents(request: HttpRequest, project_id: int, fmt: str) -> HttpRes
     """The per-document summary of the selection (no analysis needed), as CSV or JSON."""
     project = get_object_or_404(Project, pk=project_id)
     chosen = _download_selection(request, project, fmt)
-    if isinstance(chosen, HttpResponse):
-        return chosen
     selection = chosen[0]
     documents = documents_summarise(selection=selection, data=selection_data(selection=selection))
     filename = f"{_safe_name(project.name)}-documents"
@@ -343,24 +336,15 @@ def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> H
     project = get_object_or_404(Project, pk=project_id)
     if kind not in PLOT_KINDS or fmt not in (*plots.FORMATS, *NUMBER_FORMATS):
         raise Http404(f"no plot {kind}.{fmt}")
-    chosen = _selection_or_400(request, project)
-    if isinstance(chosen, HttpResponse):
-        return chosen
-    selection, settings, baseline = chosen
+    selection, settings, baseline = _chosen(request, project)
     if kind == "conditions":
-        try:
-            return _conditions(selection, settings, baseline, fmt)
-        except _PlotError as exc:
-            return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+        return _conditions(selection, settings, baseline, fmt)
     draw = {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort, "idle": _idle}[kind]
-    try:
-        return draw(selection, settings, request.GET, fmt)
-    except _PlotError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    return draw(selection, settings, request.GET, fmt)
 
 
-class _PlotError(Exception):
-    pass
+class _PlotError(Refusal):
+    """A plot that cannot be drawn from the selection; the message says why."""
 
 
 def _figure_response(content: bytes, fmt: str, filename: str) -> HttpResponse:

@@ -20,12 +20,12 @@ test("it tells a refused login or CSRF token from other refusals", () => {
   equal(sessionRefusal(401, {}), "auth");
   equal(sessionRefusal(403, { detail: "You do not have permission.", code: "permission_denied" }), null);
   equal(sessionRefusal(400, { code: "not_authenticated" }), null);
-  equal(sessionRefusal(403, { error: "Authentication credentials were not provided." }), "auth");
+  equal(sessionRefusal(403, { detail: "Authentication credentials were not provided." }), "auth");
 });
 
 test("the message of an error body is its detail", () => {
   equal(errorMessage({ detail: "no", code: "x" }), "no");
-  equal(errorMessage({ error: "old shape" }), "old shape");
+  equal(errorMessage({ error: "not the shape" }), ""); // one shape: only detail is read
   equal(errorMessage(null), "");
 });
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from editlab.refusals import Refusal
 from metrics.text import METRICS, VARIANTS, MetricFailed, MetricUnavailable, Pair, score_pairs
 from metrics.text.editeval import Example, GoldFigure, gold_figures
 
@@ -30,8 +31,8 @@ OUTPUT_FORMATS = (".csv", ".jsonl")
 CORPUS_FORMATS = (".json", ".csv")
 
 
-class InputError(ValueError):
-    pass
+class InputError(Refusal, ValueError):
+    """A bad input file; the message names the file, line and field."""
 
 
 def read_pairs(path: Path) -> tuple[list[str | int], list[Pair]]:

@@ -6,7 +6,7 @@ import { errorMessage, sessionRefusal } from "./session.js";
 const DRAFT_DEBOUNCE_MS = 1500;
 const OFFLINE_RETRY_MS = 5000;
 
-const isConflict = (answer) => answer.code === "conflict" || answer.error === "conflict";
+const isConflict = (answer) => answer.code === "conflict";
 
 // canSave(): not closed and no submit/skip on its way; isClosed(); persist(): the text to
 // localStorage; hooks: onSaved(), onConflict(), onClosed(message), onError(message).

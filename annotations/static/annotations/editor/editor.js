@@ -213,7 +213,7 @@ export function startEditor(config, els) {
           if (!session.refused(refusal, token)) await pause();
           continue;
         }
-        if (status === 409 && (answer.code === "conflict" || answer.error === "conflict")) {
+        if (status === 409 && answer.code === "conflict") {
           drafts.showConflict(answer.server_text, answer.server_version);
           return "conflict";
         }

@@ -163,7 +163,7 @@ export function createOutbox({
           return true;
         }
         offline = false;
-        const message = answer.detail || answer.error;
+        const message = answer.detail;
         const refusal = sessionRefusal(response.status, answer);
         if (refusal) {
           state = "idle";

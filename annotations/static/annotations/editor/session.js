@@ -23,8 +23,8 @@ export function readCookie(name, doc = document) {
   return "";
 }
 
-// The human message of an API error ({"detail", "code"}; older servers said "error").
-export const errorMessage = (answer) => (answer && (answer.detail || answer.error)) || "";
+// The human message of an API error: its detail (every error answers {"detail", "code"}).
+export const errorMessage = (answer) => (answer && answer.detail) || "";
 
 // "auth" when the server refused the request for want of a login, "csrf" for a refused CSRF
 // token (DRF: "CSRF Failed: ..."), null for anything else (a 403 for a permission is not ours to fix).
