@@ -78,8 +78,8 @@ def request_payload(request: Request) -> dict:
 
 
 def own_post_edit(request: Request, pk: int) -> PostEdit:
-    # Only the ownership check: every service re-reads (and locks) the rows it needs, so loading the
-    # item and project here cost ~0.7 ms of CPU per request for nothing (load benchmark).
+    # Only the ownership check: every service re-reads (and locks) the rows it needs, so the item and
+    # project are not loaded here.
     annotator_id = request.user.pk  # None when anonymous: nothing is theirs
     post_edit = owned_post_edit(pk=pk, annotator_id=annotator_id) if annotator_id is not None else None
     if post_edit is None:

@@ -36,8 +36,8 @@ def owned_post_edit(*, pk: int, annotator_id: int) -> PostEdit | None:
     """The post-edit `pk` if it is `annotator_id`'s (only its id and assignment id loaded), else None.
 
     Every editor request starts with this ownership check, before the body is read; the services
-    re-read and lock what they need. One plain statement: the ORM's compilation of the join cost
-    ~0.6 ms of CPU per request.
+    re-read and lock what they need. One plain SQL statement (no ORM query compilation on this
+    per-request path).
     """
     if not (0 < pk <= _ID_MAX and 0 < annotator_id <= _ID_MAX):
         return None
@@ -87,8 +87,7 @@ class DraftLock(LockedPostEdit):
 @functools.cache
 def _lock_sql(*columns: str) -> str:
     """Lock the post-edit row (PostgreSQL: FOR UPDATE OF it, as locks.py's order wants) and read its
-    assignment's status and the post-edit's `columns`, in one plain statement (the ORM's
-    select_for_update with a join cost ~0.8 ms of CPU per request)."""
+    assignment's status and the post-edit's `columns`, in one plain SQL statement."""
     post_edits, assignments = _tables()
     quote = connection.ops.quote_name
     lock = f" FOR UPDATE OF {post_edits}" if connection.features.has_select_for_update_of else ""
@@ -140,8 +139,8 @@ def lock_and_advance_visit(
 
 
 def lock_for_draft(post_edit_id: int) -> DraftLock:
-    """Lock the post-edit for an autosave: its assignment's status, its version and its draft (the
-    ORM's select_for_update with three joins cost ~1 ms of CPU per autosave)."""
+    """Lock the post-edit for an autosave: its assignment's status, its version and its draft, in one
+    plain SQL statement."""
     status, version, draft_text = _locked_row(post_edit_id, _lock_sql("version", "draft_text"), [post_edit_id])
     return DraftLock(status=status, version=version, draft_text=draft_text)
 
@@ -171,7 +170,7 @@ def advance_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, 
     order) lies wholly after the page load's stored events in seq and in client time, make its last
     event the page load's last; returns the visit id. None when the batch does not lie after them
     (a re-sent or late batch, or a time that runs backwards: the caller looks closer) or the page
-    is unknown. The ORM's get + update were two round trips and ~0.9 ms of CPU per batch."""
+    is unknown. One round trip: the read and the update are one statement."""
     sql, params = _advance_visit_sql(post_edit, page_id, now, events)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -339,9 +338,7 @@ def _skip_taken() -> str:
 def _insert_from_json(post_edit: PostEdit, visit_id: int, events: list[LogEvent], received_at) -> None:
     """PostgreSQL: the whole batch as one JSON parameter of one INSERT ... SELECT.
 
-    With one placeholder per value (17 per event) psycopg parsed and escaped the statement anew for
-    every batch (it caches that only for statements of at most 50 parameters): ~1.5 ms of CPU per
-    20-event batch. Here the statement is always the same four parameters, and json.dumps (C) writes
+    The statement is always the same four parameters, and json.dumps (C) writes
     the values; PostgreSQL reads them back exactly (floats as repr, text as UTF-8).
     """
     with connection.cursor() as cursor:
@@ -373,8 +370,7 @@ def _json_rows(events: list[LogEvent]) -> str:
 def insert_events(post_edit: PostEdit, visit_id: int, events: list[LogEvent], now: datetime) -> None:
     """INSERT the events with one statement per batch (SQLite: one per parameter limit's worth).
 
-    bulk_create's per-field preparation of model instances cost ~1.3 ms of CPU per 20-event batch,
-    and one INSERT per row (executemany) made PostgreSQL parse and plan every row; here only the two
+    No model instances and no INSERT per row; only the two
     values that need a backend adapter (the time, once; the JSON `extra`) go through their fields.
     """
     if not events:
@@ -452,10 +448,10 @@ def insert_following_events(
 def stored_seqs_and_top(post_edit_id: int, seqs: list[int]) -> dict[int, int | None]:
     """{seq: visit id} of the stored events in the batch's seq range, plus the top stored seq's row.
 
-    One plain statement: the ORM's compilation cost ~1 ms of CPU per batch. Both parts ORDER BY seq
+    One plain SQL statement. Both parts ORDER BY seq
     so that PostgreSQL walks the (post_edit, seq) index: when the statistics do not know a new
     post-edit yet (rows=1), it would otherwise take the post_edit index and filter all the
-    post-edit's events, every batch (1.3 ms instead of 0.06 ms at 8,000 events). The top row is
+    post-edit's events, every batch. The top row is
     always in the result, so the max of its keys is the top seq; callers keep the seqs they sent.
     """
     quote = connection.ops.quote_name
@@ -492,7 +488,7 @@ LOG_COLUMNS = (
 def stored_log(post_edit: PostEdit) -> list[LogEvent]:
     """The post-edit's events in seq order, as the pure effort/replay functions take them."""
     # Column values, not model instances, and `extra` as text (nearly always "{}"): a long log
-    # loads several times faster than through the JSON and UUID field converters.
+    # loads without the JSON and UUID field converters.
     pages = {pk: str(page_id) for pk, page_id in post_edit.visits.values_list("pk", "page_id")}
     rows = post_edit.events.order_by("seq").annotate(extra_text=Cast("extra", TextField())).values_list(*LOG_COLUMNS)
     log = []
