@@ -17,7 +17,7 @@ from editlab.logins.forms import LimitedAuthenticationForm
 from editlab.request_id import current_request_id
 from editlab.unavailable import database_unavailable, unavailable_in_flight
 from metrics.jobs import jobs_fan_out
-from metrics.workers import worker_status
+from metrics.selectors_jobs import worker_status
 
 logger = logging.getLogger(__name__)
 

@@ -34,6 +34,7 @@ from django.db.models import F, QuerySet
 
 from annotations.models import EFFORT_FIELDS, PostEdit, Project, original_text_of_post_edit
 from editlab.refusals import Refusal
+from metrics.analysis_options import flag_parse
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
@@ -77,15 +78,10 @@ def get_format(name: str) -> ExportFormat:
         raise ExportError(f"unknown export format {name!r}: choose one of {', '.join(FORMATS)}") from None
 
 
-FLAG_VALUES = {"": False, "0": False, "false": False, "off": False, "1": True, "true": True, "on": True}
-
-
 def parse_flag(value: str, *, name: str) -> bool:
-    """A yes/no query parameter; anything else is refused, naming the parameter."""
-    try:
-        return FLAG_VALUES[value.strip().lower()]
-    except KeyError:
-        raise ExportError(f"{name}: {value[:40]!r} is not one of 1, 0, true, false, on, off") from None
+    """A yes/no query parameter, parsed as the analysis options parse theirs; anything else is
+    refused (an ExportError), naming the parameter."""
+    return flag_parse(value, name=name, refusal=ExportError)
 
 
 @dataclass(frozen=True)

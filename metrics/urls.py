@@ -1,15 +1,15 @@
 from django.urls import path
 
-from metrics.views import jobs, report
+from metrics.views import exports, jobs, report, report_plots
 
 urlpatterns: list = [
-    # Metric values, jobs and exports (metrics/views/jobs.py): researchers and admins.
+    # Metric values, jobs and exports (metrics/views/jobs.py, exports.py): researchers and admins.
     path("research/metrics/", jobs.project_list, name="metrics-projects"),
     path("research/<int:project_id>/metrics/", jobs.project_metrics, name="metrics-project"),
     path("research/<int:project_id>/metrics/compute/", jobs.compute, name="metrics-compute"),
     path("research/<int:project_id>/metrics/jobs/<int:job_id>/", jobs.job_page, name="metrics-job"),
     path("research/<int:project_id>/metrics/jobs/<int:job_id>/retry/", jobs.job_retry, name="metrics-job-retry"),
-    path("research/<int:project_id>/metrics/export/", jobs.export_download, name="metrics-export"),
+    path("research/<int:project_id>/metrics/export/", exports.export_download, name="metrics-export"),
     # Analysis reports (metrics/views/report.py): researchers and admins.
     path("research/reports/", report.report_projects, name="metrics-reports"),
     path("research/<int:project_id>/report/", report.report_page, name="metrics-report"),
@@ -20,6 +20,8 @@ urlpatterns: list = [
         name="metrics-report-documents",
     ),
     path(
-        "research/<int:project_id>/report/plots/<slug:kind>.<slug:fmt>", report.report_plot, name="metrics-report-plot"
+        "research/<int:project_id>/report/plots/<slug:kind>.<slug:fmt>",
+        report_plots.report_plot,
+        name="metrics-report-plot",
     ),
 ]

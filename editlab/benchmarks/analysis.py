@@ -142,7 +142,9 @@ def synthetic_report(numbers: dict) -> str:
 def iwslt(workers: int | None) -> dict:
     from annotations.importers import import_items
     from annotations.models import Project
-    from metrics.reports import clear_cache, report_build, selection_build
+    from metrics.analysis_options import selection_build
+    from metrics.reports import report_build
+    from metrics.selection_data import clear_cache
     from metrics.services import metric_values_compute
     from metrics.text import EFFORT_SUITE
 

@@ -50,7 +50,8 @@ def run(metrics: list[str] | None) -> str:
     from annotations.models import Project
     from metrics.analysis import Settings, analyze
     from metrics.analysis.folds import FoldTables
-    from metrics.reports import selection_build, selection_data
+    from metrics.analysis_options import selection_build
+    from metrics.selection_data import selection_data
     from metrics.services import metric_values_compute
     from metrics.text import EFFORT_SUITE
 

@@ -11,7 +11,12 @@ Pure: numpy, scipy, pandas, scikit-learn, numba (and statsmodels on request) onl
 - mixed.py: mixed-effects models (annotator and item random intercepts), R² after Nakagawa & Schielzeth;
 - bootstrap.py: the paired bootstrap over items of a difference between two correlations;
 - conditions.py: effort per condition of a designed study and the condition effect in a mixed model;
-- pipeline.py: the whole analysis of a frame, and its flat table.
+- pipeline.py: the whole analysis of a frame (every metric against a target);
+- results.py: what an analysis holds (each metric's figures), and its JSON;
+- comparisons.py: the best metric, Williams's tests and the bootstrap against it, the mixed models, the effort model;
+- tables.py: the flat tables (one row per metric, one per condition);
+- reml.py: the REML engine of the mixed models;
+- documents.py · origins.py · outliers.py: per-document summaries, live against imported, the outlier rule.
 
 The conventions are documented in the README ("Analysis") and in each module.
 """
@@ -35,7 +40,6 @@ from metrics.analysis.conditions import (
     BaselineError,
     ConditionAnalysis,
     analyze_conditions,
-    condition_rows,
     word_counts,
 )
 from metrics.analysis.correlation import (
@@ -54,7 +58,9 @@ from metrics.analysis.effort_model import EffortModel, effort_model
 from metrics.analysis.folds import FoldTables, fold_ids, group_fold_ids, split_mask
 from metrics.analysis.knn import knn_predict, knn_r2_cv, knn_r2_published, knn_r2_tie_averaged, knn_scores
 from metrics.analysis.mixed import MixedModel, mixed_model, standardise
-from metrics.analysis.pipeline import Analysis, MetricResult, analyze, analyze_targets, summary_rows
+from metrics.analysis.pipeline import analyze, analyze_targets
+from metrics.analysis.results import Analysis, MetricResult
+from metrics.analysis.tables import condition_rows, summary_rows
 
 __all__ = [
     "BaselineError",

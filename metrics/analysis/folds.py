@@ -31,6 +31,8 @@ from collections.abc import Mapping
 import numpy as np
 from sklearn.model_selection import LeaveOneGroupOut, RepeatedKFold, train_test_split
 
+from metrics.analysis.common import Settings
+
 RANDOM_CV = "random"
 ITEM_CV = "item"
 ANNOTATOR_CV = "annotator"
@@ -130,3 +132,18 @@ class FoldTables:
         return group_fold_ids(
             codes[mask], folds=self.folds, repeats=self.repeats, seed=self.seed, leave_one_out_up_to=one_out
         )
+
+
+def light_tables(tables: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The fold tables the figures without outliers use: random and item-grouped (not by annotator)."""
+    return {scheme: table for scheme, table in tables.items() if scheme != ANNOTATOR_CV}
+
+
+def fold_tables_for(settings: Settings, groups: Mapping[str, np.ndarray | None], rows: np.ndarray) -> FoldTables:
+    """Fold tables for masks over the frame rows `rows` keeps."""
+    return FoldTables(
+        folds=settings.cv_folds,
+        repeats=settings.cv_repeats,
+        seed=settings.seed,
+        groups={scheme: None if codes is None else codes[rows] for scheme, codes in groups.items()},
+    )

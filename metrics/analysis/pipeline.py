@@ -1,9 +1,7 @@
 """The whole analysis of a selection's frame: every metric against a target (correlations, KNN R²
-with the published protocol and cross-validated three ways, a mixed model), the best metric,
-Williams's tests and the item bootstrap against it, the metric matrix and the effort model; and
-its flat table.
-
-Pure: numpy and pandas (no Django). The ORM side (metrics.reports) builds the frame.
+with the published protocol and cross-validated three ways, a mixed model), then comparisons.py
+(the best metric, Williams's tests and the bootstrap against it, the effort model); results.py holds
+what comes out, tables.py flattens it. Pure: numpy and pandas (no Django); metrics.reports builds the frame.
 Signs are oriented by each metric's direction: a "similarity" metric (higher = less work)
 is negated for choosing the best metric and for Williams's test, so a good similarity
 metric competes with its (positive) oriented r. `pearson` itself keeps the raw sign;
@@ -15,100 +13,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
-from metrics.analysis.bootstrap import BootstrapDifference, Pair, paired_differences
 from metrics.analysis.common import (
     ANNOTATOR,
     DEFAULT_SETTINGS,
     EFFORT,
     ITEM,
-    CVScore,
     Settings,
     cv_score,
     is_constant,
     orientation,
-    plain,
 )
-from metrics.analysis.correlation import Correlation, WilliamsTest, correlate, correlation_matrix, williams_test
-from metrics.analysis.effort_model import EffortModel, effort_model
-from metrics.analysis.folds import ANNOTATOR_CV, ITEM_CV, RANDOM_CV, FoldTables, group_codes
+from metrics.analysis.comparisons import (
+    best_metric,
+    bootstrap_against_best,
+    effort_model_fit,
+    mixed_models_fit,
+    williams_against_best,
+)
+from metrics.analysis.correlation import Correlation, correlate, correlation_matrix
+from metrics.analysis.folds import (
+    ANNOTATOR_CV,
+    ITEM_CV,
+    RANDOM_CV,
+    FoldTables,
+    fold_tables_for,
+    group_codes,
+    light_tables,
+)
 from metrics.analysis.knn import knn_r2_published, knn_scores
-from metrics.analysis.mixed import MixedModel, mixed_model
-from metrics.analysis.outliers import Outliers, flag_outliers
+from metrics.analysis.outliers import flag_outliers
+from metrics.analysis.results import Analysis, KnnScores, MetricResult
+
 
 # What the coefficients are in (JSON `units`; the report and the command label them the same way).
-UNITS = {
-    "metrics.*.mixed.coefficient": "standardised slope: target sds per metric sd (both standardised)",
-    "effort_model.coefficients": "target units per input sd (inputs standardised, target not)",
-    "metrics.*.knn_r2_row_orders": "published-protocol 5-NN R² over shuffled row orders (mean, sd, each order)",
-}
-
-
-@dataclass
-class MetricResult:
-    name: str
-    direction: str
-    n: int
-    dropped: int
-    pearson: float | None = None
-    pearson_p: float | None = None
-    pearson_ci: tuple[float, float] | None = None
-    pearson_oriented: float | None = None
-    spearman: float | None = None
-    spearman_p: float | None = None
-    kendall: float | None = None
-    kendall_p: float | None = None
-    pearson_per_annotator: dict[str, float | None] = field(default_factory=dict)
-    per_annotator: dict[str, Correlation] = field(default_factory=dict)
-    knn_r2: float | None = None  # the published protocol, scikit-learn's own objects
-    knn_r2_tie_averaged: float | None = None  # the same split, ties at the K-th distance averaged
-    knn_r2_row_orders: CVScore | None = None  # the published protocol on ROW_ORDERS shuffled row orders
-    knn_r2_cv: CVScore | None = None  # tie-averaged, repeated K-fold: random
-    knn_r2_cv_item: CVScore | None = None  # grouped by item
-    knn_r2_cv_annotator: CVScore | None = None  # grouped by annotator
-    cv_item_gap: float | None = None  # knn_r2_cv minus knn_r2_cv_item (means)
-    cv_optimistic: bool | None = None  # that gap above settings.cv_gap_flag
-    williams_vs_best: WilliamsTest | None = None
-    bootstrap_vs_best: BootstrapDifference | None = None
-    mixed: MixedModel | None = None
-    messages: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Analysis:
-    target: str
-    settings: Settings
-    n_rows: int
-    n_used: int
-    dropped_target: int
-    annotators: list[str]
-    items: int  # distinct items among the rows used (0 without an item column)
-    metrics: dict[str, MetricResult]
-    best_metric: str | None
-    matrix: dict
-    effort_model: EffortModel | None
-    messages: list[str]
-    best_by: str = "highest oriented pooled Pearson r; similarity metrics negated"
-    outliers: Outliers | None = None  # the outlier rule on the target, and the key figures without them
-    units: dict[str, str] = field(default_factory=lambda: dict(UNITS))
-
-    def to_dict(self) -> dict:
-        """Plain JSON types: NaN/inf become None, arrays are left out."""
-        data = asdict(self)
-        if data["effort_model"] is not None:
-            for key in ("predicted", "measured", "index"):
-                data["effort_model"].pop(key, None)
-        if data["outliers"] is not None:
-            data["outliers"].pop("mask", None)
-        return plain(data)
-
-
 def analyze(
     frame: pd.DataFrame,
     *,
@@ -242,29 +186,9 @@ def _group_codes(frame: pd.DataFrame, *, annotator: str, item: str) -> dict[str,
     return codes
 
 
-def _fold_tables(settings: Settings, groups: Mapping[str, np.ndarray | None], rows: np.ndarray) -> FoldTables:
-    """Fold tables for masks over the frame rows `rows` keeps."""
-    return FoldTables(
-        folds=settings.cv_folds,
-        repeats=settings.cv_repeats,
-        seed=settings.seed,
-        groups={scheme: None if codes is None else codes[rows] for scheme, codes in groups.items()},
-    )
-
-
-@dataclass
-class _KnnScores:
-    """One metric's KNN figures for one target."""
-
-    published: float
-    tie_averaged: float
-    cv: dict[str, CVScore]
-    row_orders: CVScore | None = None
-
-
 def _knn(
     x: np.ndarray, y: np.ndarray, settings: Settings, tables: Mapping[str, np.ndarray], *, light: bool = False
-) -> list[_KnnScores]:
+) -> list[KnnScores]:
     """Every KNN figure of one metric, for each column of y (the neighbours are shared). `light` (the
     figures without outliers): no row orders, and above LARGE rows not scikit-learn's tree search either."""
     if light and x.size > LARGE:
@@ -276,7 +200,7 @@ def _knn(
     split, cv = knn_scores(x, y, settings=settings, fold_tables=tables)
     orders = _row_orders(x, y, settings) if ROW_ORDERS and not light and x.size <= LARGE else None
     return [
-        _KnnScores(
+        KnnScores(
             published=float(published[j]),
             tie_averaged=float(split[j]),
             cv={scheme: cv_score(scores[:, j].tolist()) for scheme, scores in cv.items()},
@@ -292,15 +216,15 @@ def _shared_knn(
     targets: Sequence[str],
     settings: Settings,
     groups: Mapping[str, np.ndarray | None],
-) -> dict[str, dict[str, _KnnScores]]:
+) -> dict[str, dict[str, KnnScores]]:
     values = frame[list(targets)].apply(pd.to_numeric, errors="coerce").to_numpy(float)
     measured = np.isfinite(values)
     if not (measured.all(axis=1) == measured.any(axis=1)).all():
         return {}  # targets missing on different rows: no common neighbours
     rows = measured.all(axis=1)
     y = values[rows]
-    tables = _fold_tables(settings, groups, rows)
-    shared: dict[str, dict[str, _KnnScores]] = {t: {} for t in targets}
+    tables = fold_tables_for(settings, groups, rows)
+    shared: dict[str, dict[str, KnnScores]] = {t: {} for t in targets}
     for name in metrics:
         x_all = pd.to_numeric(frame[name], errors="coerce").to_numpy(float)[rows]
         present = np.isfinite(x_all)
@@ -322,7 +246,7 @@ def _analyze(
     item: str,
     settings: Settings,
     groups: Mapping[str, np.ndarray | None],
-    knn: Mapping[str, _KnnScores],
+    knn: Mapping[str, KnnScores],
     light: bool = False,
 ) -> Analysis:
     """`light`: the key figures only (correlations, KNN, effort model), for the figures without outliers."""
@@ -379,7 +303,7 @@ def _analyze(
     elif analysis.items == len(data):
         messages.append("every item has one edit here: the item-grouped cross-validation is one more random one")
 
-    tables = _fold_tables(settings, groups, measured)
+    tables = fold_tables_for(settings, groups, measured)
     target_ranks: dict[tuple[bytes, int], np.ndarray] = {}
     for name in metrics:
         _analyze_metric(
@@ -395,18 +319,18 @@ def _analyze(
             light=light,
         )
 
-    analysis.best_metric = _best_metric(results)
+    analysis.best_metric = best_metric(results)
     if light:
-        analysis.effort_model = _effort_model(
+        analysis.effort_model = effort_model_fit(
             data, results, target=target, annotator=annotator, settings=settings, tables=tables, light=True
         )
         return analysis
     if analysis.best_metric:
-        _williams_against_best(data, results, analysis.best_metric, target, settings)
-        _bootstrap_against_best(data, results, analysis.best_metric, target, item, settings)
+        williams_against_best(data, results, analysis.best_metric, target, settings)
+        bootstrap_against_best(data, results, analysis.best_metric, target, item, settings)
     if settings.mixed_models:
-        _mixed_models(data, results, target=target, annotator=annotator, item=item, settings=settings)
-    analysis.effort_model = _effort_model(
+        mixed_models_fit(data, results, target=target, annotator=annotator, item=item, settings=settings)
+    analysis.effort_model = effort_model_fit(
         data, results, target=target, annotator=annotator, settings=settings, tables=tables
     )
     _without_outliers(
@@ -437,7 +361,7 @@ def _analyze_metric(
     annotator_names: Sequence[str],
     settings: Settings,
     tables: FoldTables,
-    knn: _KnnScores | None,
+    knn: KnnScores | None,
     target_ranks: dict[tuple[bytes, int], np.ndarray],
     light: bool = False,
 ) -> None:
@@ -489,7 +413,7 @@ def _analyze_metric(
         result.messages.append(f"k={settings.k} is more than the training rows of a fold; using all of them")
     if knn is None:
         knn = _knn(
-            x, y, settings, _light_tables(tables.tables(present)) if light else tables.tables(present), light=light
+            x, y, settings, light_tables(tables.tables(present)) if light else tables.tables(present), light=light
         )[0]
     result.knn_r2, result.knn_r2_tie_averaged = knn.published, knn.tie_averaged
     result.knn_r2_row_orders = None if light else knn.row_orders
@@ -513,11 +437,6 @@ LARGE = 20_000
 LARGE_REPEATS = 2  # CV repeats of the figures without outliers above LARGE rows
 
 
-def _light_tables(tables: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The fold tables the figures without outliers use: random and item-grouped (not by annotator)."""
-    return {scheme: table for scheme, table in tables.items() if scheme != ANNOTATOR_CV}
-
-
 def _row_orders(x: np.ndarray, y: np.ndarray, settings: Settings) -> np.ndarray:
     """(ROW_ORDERS, targets): the published protocol (scikit-learn's split and KNeighborsRegressor) on
     the rows in ROW_ORDERS orders drawn by RandomState(settings.seed).permutation: how much its figure
@@ -528,257 +447,3 @@ def _row_orders(x: np.ndarray, y: np.ndarray, settings: Settings) -> np.ndarray:
         order = rng.permutation(x.size)
         scores[i] = knn_r2_published(x[order], y[order], k=settings.k, test_size=settings.test_size, seed=settings.seed)
     return scores
-
-
-def _best_metric(results: Mapping[str, MetricResult]) -> str | None:
-    scored = [(r.pearson_oriented, name) for name, r in results.items() if r.pearson_oriented is not None]
-    return max(scored, key=lambda pair: pair[0])[1] if scored else None
-
-
-def _williams_against_best(
-    data: pd.DataFrame, results: Mapping[str, MetricResult], best: str, target: str, settings: Settings
-) -> None:
-    sign_best = orientation(results[best].direction)
-    for name, result in results.items():
-        if name == best or result.pearson is None:
-            continue
-        rows = data[[target, best, name]].dropna()
-        n = len(rows)
-        y = rows[target].to_numpy(float)
-        a = sign_best * rows[best].to_numpy(float)
-        b = orientation(result.direction) * rows[name].to_numpy(float)
-        if n < settings.min_edits or is_constant(a) or is_constant(b):
-            result.messages.append(f"too few common rows with {best} for Williams's test")
-            continue
-        r12, r13, r23 = (float(np.corrcoef(u, v)[0, 1]) for u, v in ((y, a), (y, b), (a, b)))
-        t, df, p = williams_test(r12, r13, r23, n)
-        result.williams_vs_best = WilliamsTest(
-            best=best, n=n, r_best=r12, r_metric=r13, r_between=r23, t=t, df=df, p=p, significant=p < settings.alpha
-        )
-
-
-def _bootstrap_against_best(
-    data: pd.DataFrame, results: Mapping[str, MetricResult], best: str, target: str, item: str, settings: Settings
-) -> None:
-    """Paired bootstrap over items of (oriented r of the best metric - this metric's), beside Williams's test."""
-    compared = [name for name, result in results.items() if result.williams_vs_best is not None]
-    if not compared:
-        return
-    unit = "item" if item in data else "row"
-    codes = pd.factorize(data[item].fillna("").astype(str))[0] if item in data else np.arange(len(data))
-    y = data[target].to_numpy(float)
-    best_values = orientation(results[best].direction) * data[best].to_numpy(float)
-    pairs = []
-    for name in compared:
-        values = orientation(results[name].direction) * data[name].to_numpy(float)
-        rows = np.isfinite(best_values) & np.isfinite(values)
-        pairs.append(Pair(y=y, a=best_values, b=values, rows=rows))
-    outcomes = paired_differences(
-        codes, pairs, resamples=settings.bootstrap_resamples, seed=settings.seed, confidence=settings.confidence
-    )
-    for name, pair, (difference, ci, units) in zip(compared, pairs, outcomes, strict=True):
-        results[name].bootstrap_vs_best = BootstrapDifference(
-            best=best,
-            n=int(pair.rows.sum()),
-            units=units,
-            unit=unit,
-            difference=difference,
-            ci=ci,
-            resamples=settings.bootstrap_resamples,
-            seed=settings.seed,
-            excludes_zero=bool(ci[0] > 0),
-        )
-
-
-def _mixed_models(
-    data: pd.DataFrame,
-    results: Mapping[str, MetricResult],
-    *,
-    target: str,
-    annotator: str,
-    item: str,
-    settings: Settings,
-) -> None:
-    """target (or log(target)) ~ metric + (1 | annotator) [+ (1 | item) when items are shared], per metric."""
-    y_all = data[target].to_numpy(float)
-    usable = np.ones(len(data), dtype=bool)
-    label = target
-    if settings.log_target:
-        usable = y_all > 0
-        label = f"log({target})"
-        y_all = np.log(np.where(usable, y_all, 1.0))
-    columns = {"annotator": annotator, "item": item}
-    codes = {
-        factor: pd.factorize(data[column].fillna("").astype(str))[0]
-        for factor, column in columns.items()
-        if column in data
-    }
-    for name, result in results.items():
-        if result.pearson is None:
-            continue
-        x_all = data[name].to_numpy(float)
-        rows = np.isfinite(x_all) & usable
-        factors = {factor: values[rows] for factor, values in codes.items()}
-        if "item" in factors and np.bincount(factors["item"]).max(initial=0) < 2:
-            del factors["item"]  # no item is shared: an item intercept would be the residual
-        result.mixed = mixed_model(
-            x_all[rows],
-            y_all[rows],
-            factors,
-            metric=name,
-            target=label,
-            confidence=settings.confidence,
-            engine=settings.mixed_engine,
-        )
-        left_out = int((np.isfinite(x_all) & ~usable).sum())
-        if left_out:
-            result.mixed.messages.append(f"{left_out} rows with {target} <= 0 have no logarithm and were left out")
-
-
-def _effort_model(
-    data: pd.DataFrame,
-    results: Mapping[str, MetricResult],
-    *,
-    target: str,
-    annotator: str,
-    settings: Settings,
-    tables: FoldTables,
-    light: bool = False,
-) -> EffortModel:
-    """Usable metrics (not constant, at most half missing), complete rows only; `light`: the random-CV R²
-    alone (no contributions, no grouped CV)."""
-    usable, excluded, notes = [], [], []
-    for name, result in results.items():
-        if result.pearson is None:
-            excluded.append(name)
-            notes.append(f"{name} left out of the effort model: no correlation on this selection")
-        elif result.dropped > len(data) / 2:
-            excluded.append(name)
-            notes.append(f"{name} left out of the effort model: more than half its values are missing")
-        else:
-            usable.append(name)
-    complete = data[usable].notna().all(axis=1).to_numpy() if usable else np.ones(len(data), dtype=bool)
-    rows = data.loc[complete]
-    dropped = int((~complete).sum())
-    if dropped:
-        notes.append(f"{dropped} rows with a missing metric value were left out of the effort model")
-    if len(rows) < settings.min_edits:
-        model = EffortModel(inputs=[], n=len(rows), dropped=dropped, excluded_metrics=excluded, messages=notes)
-        model.messages.append(f"only {len(rows)} complete rows: at least {settings.min_edits} are needed")
-        return model
-    model = effort_model(
-        rows,
-        metrics=usable,
-        target=target,
-        annotator=annotator,
-        settings=settings,
-        fold_tables={RANDOM_CV: tables.tables(complete)[RANDOM_CV]} if light else tables.tables(complete),
-        contributions=not light,
-    )
-    model.dropped, model.excluded_metrics = dropped, excluded
-    model.index = rows.index.to_numpy()
-    model.messages = notes + model.messages
-    if annotator in rows and rows[annotator].nunique() == 1:
-        model.messages.append("one annotator only: no annotator effect in the model")
-    return model
-
-
-# --- flat views (tables, CSV) -------------------------------------------------------
-
-
-WITHOUT_OUTLIERS_COLUMNS = (
-    "pearson",
-    "spearman",
-    "knn_r2",
-    "knn_r2_tie_averaged",
-    "knn_r2_cv_mean",
-    "knn_r2_cv_item_mean",
-)
-MIXED_COLUMNS = (
-    "mixed_coefficient",
-    "mixed_se",
-    "mixed_df",
-    "mixed_p",
-    "mixed_ci_low",
-    "mixed_ci_high",
-    "mixed_wald_p",
-    "mixed_r2_marginal",
-    "mixed_r2_conditional",
-)
-
-
-def summary_rows(analysis: Analysis) -> list[dict]:
-    """One flat row per metric: the table of the report, the analyze command and the CSV.
-
-    Per-annotator Pearson r comes as `pearson[<annotator>]` columns, in annotator order. `mixed_target`
-    names what the mixed model explains (`log(wall_ms)` with log_target, when the mixed columns are
-    also given as `mixed_log_*`); `*_without_outliers` are the figures without the flagged edits
-    (empty when none is flagged).
-    """
-    rows = []
-    outliers = analysis.outliers
-    mixed_target = f"log({analysis.target})" if analysis.settings.log_target else analysis.target
-    for name, m in analysis.metrics.items():
-        williams, boot, mixed = m.williams_vs_best, m.bootstrap_vs_best, m.mixed
-        cv = m.knn_r2_cv
-        orders = m.knn_r2_row_orders
-        without = outliers.without.get(name, {}) if outliers else {}
-        row = {
-            "metric": name,
-            "direction": m.direction,
-            "n": m.n,
-            "dropped": m.dropped,
-            "pearson": m.pearson,
-            "pearson_p": m.pearson_p,
-            "pearson_ci_low": m.pearson_ci[0] if m.pearson_ci else None,
-            "pearson_ci_high": m.pearson_ci[1] if m.pearson_ci else None,
-            "pearson_oriented": m.pearson_oriented,
-            "spearman": m.spearman,
-            "spearman_p": m.spearman_p,
-            "kendall": m.kendall,
-            "kendall_p": m.kendall_p,
-            "knn_r2": m.knn_r2,
-            "knn_r2_tie_averaged": m.knn_r2_tie_averaged,
-            "knn_r2_row_orders_mean": orders.mean if orders else None,
-            "knn_r2_row_orders_sd": orders.sd if orders else None,
-            "knn_r2_row_orders_min": min(orders.repeats) if orders else None,
-            "knn_r2_row_orders_max": max(orders.repeats) if orders else None,
-            "knn_r2_cv_mean": cv.mean if cv else None,
-            "knn_r2_cv_sd": cv.sd if cv else None,
-            "knn_r2_cv_item_mean": m.knn_r2_cv_item.mean if m.knn_r2_cv_item else None,
-            "knn_r2_cv_item_sd": m.knn_r2_cv_item.sd if m.knn_r2_cv_item else None,
-            "knn_r2_cv_annotator_mean": m.knn_r2_cv_annotator.mean if m.knn_r2_cv_annotator else None,
-            "knn_r2_cv_annotator_sd": m.knn_r2_cv_annotator.sd if m.knn_r2_cv_annotator else None,
-            "cv_item_gap": m.cv_item_gap,
-            "cv_optimistic": m.cv_optimistic,
-            "best": name == analysis.best_metric,
-            "williams_t": williams.t if williams else None,
-            "williams_p": williams.p if williams else None,
-            "williams_significant": williams.significant if williams else None,
-            "bootstrap_difference": boot.difference if boot else None,
-            "bootstrap_ci_low": boot.ci[0] if boot else None,
-            "bootstrap_ci_high": boot.ci[1] if boot else None,
-            "bootstrap_excludes_zero": boot.excludes_zero if boot else None,
-            "mixed_target": mixed_target if mixed else None,
-            "mixed_coefficient": mixed.coefficient if mixed else None,
-            "mixed_se": mixed.se if mixed else None,
-            "mixed_df": mixed.df if mixed else None,
-            "mixed_p": mixed.p if mixed else None,
-            "mixed_ci_low": mixed.ci[0] if mixed and mixed.ci else None,
-            "mixed_ci_high": mixed.ci[1] if mixed and mixed.ci else None,
-            "mixed_wald_p": mixed.wald_p if mixed else None,
-            "mixed_r2_marginal": mixed.r2_marginal if mixed else None,
-            "mixed_r2_conditional": mixed.r2_conditional if mixed else None,
-            "mixed_reml_criterion": mixed.reml_criterion if mixed else None,
-            "mixed_converged": mixed.converged if mixed else None,
-            "mixed_singular": mixed.singular if mixed else None,
-            "mixed_warnings": "; ".join(mixed.warnings) if mixed else None,
-            "outliers_flagged": outliers.flagged if outliers else None,
-            **{f"{key}_without_outliers": without.get(key) for key in WITHOUT_OUTLIERS_COLUMNS},
-        }
-        if analysis.settings.log_target:  # the same figures under names that say they are of log(target)
-            row.update({f"mixed_log_{key[len('mixed_') :]}": row[key] for key in MIXED_COLUMNS})
-        for annotator in analysis.annotators:
-            row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)
-        rows.append(plain(row))
-    return rows

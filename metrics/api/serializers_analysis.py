@@ -1,4 +1,5 @@
-"""Input and output serializers of the analysis API (no logic: metrics.reports does the work).
+"""Output serializers of the analysis API (no logic: metrics.reports does the work). Its input is
+metrics.analysis_options.AnalysisOptionsSerializer, the one the report page and the analyze command use.
 
 The output serializers describe the analysis JSON (the analyze command's `--format json`)
 for the OpenAPI schema; the README's "Analysis JSON" section documents the same fields.
@@ -7,51 +8,8 @@ for the OpenAPI schema; the README's "Analysis JSON" section documents the same 
 from rest_framework import serializers
 
 from metrics.analysis import Settings
-from metrics.reports import MAX_BASELINE, MAX_IDLE_THRESHOLD_S, ORIGINS
-from metrics.selectors import TARGETS, VARIANTS
 
 _DEFAULTS = Settings()
-
-
-class AnalysisQuerySerializer(serializers.Serializer):
-    target = serializers.ChoiceField(choices=list(TARGETS), help_text="The effort to explain.")
-    variant = serializers.ChoiceField(choices=list(VARIANTS), default=VARIANTS[0])
-    annotators = serializers.CharField(
-        required=False, allow_blank=True, default="", help_text="Comma-separated usernames; empty = all."
-    )
-    task_type = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
-    origin = serializers.ChoiceField(choices=["", *ORIGINS], required=False, default="")
-    k = serializers.IntegerField(required=False, default=_DEFAULTS.k, min_value=1, max_value=100)
-    test_size = serializers.FloatField(required=False, default=_DEFAULTS.test_size, min_value=0.05, max_value=0.95)
-    seed = serializers.IntegerField(required=False, default=_DEFAULTS.seed, min_value=0, max_value=2**32 - 1)
-    cv_repeats = serializers.IntegerField(required=False, default=_DEFAULTS.cv_repeats, min_value=1, max_value=50)
-    exclude_flagged = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text="Leave out post-edits with a flag (clipped time, replay mismatch, ...).",
-    )
-    idle_threshold = serializers.FloatField(
-        required=False,
-        default=None,
-        allow_null=True,
-        min_value=0.001,
-        max_value=MAX_IDLE_THRESHOLD_S,
-        help_text="Seconds (target active_time only): active time recomputed from the event logs at this threshold.",
-    )
-    log_time = serializers.BooleanField(
-        required=False, default=False, help_text="The mixed models explain log(time) (time targets only)."
-    )
-    mixed_models = serializers.BooleanField(required=False, default=True, help_text="Fit the mixed-effects models.")
-    include_practice = serializers.BooleanField(
-        required=False, default=False, help_text="Keep the post-edits of practice items (left out by default)."
-    )
-    baseline = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        default="",
-        max_length=MAX_BASELINE,
-        help_text="The condition the others are compared with; empty = the first declared condition.",
-    )
 
 
 class SelectionOutputSerializer(serializers.Serializer):

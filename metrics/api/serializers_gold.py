@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from metrics.reports import ORIGINS
+from metrics.analysis_options import ORIGINS
 
 
 class GoldQuerySerializer(serializers.Serializer):

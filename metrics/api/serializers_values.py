@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from editlab.limits import MAX_ID
+from metrics.analysis_options import FlagField
 from metrics.exports import FORMATS
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS
@@ -106,8 +107,8 @@ class MetricJobOutputSerializer(serializers.Serializer):
     created = serializers.DateTimeField()
     started = serializers.DateTimeField(allow_null=True)
     finished = serializers.DateTimeField(allow_null=True)
-    # The view reads the activity (metrics.workers.job_activity) and passes it as context["activity"].
-    activity = serializers.SerializerMethodField(help_text="Chunks and workers (metrics.workers.job_activity).")
+    # The view reads the activity (metrics.selectors_jobs.job_activity) and passes it as context["activity"].
+    activity = serializers.SerializerMethodField(help_text="Chunks and workers (metrics.selectors_jobs.job_activity).")
 
     @extend_schema_field(JobActivityOutputSerializer)
     def get_activity(self, job: MetricJob) -> dict[str, Any]:
@@ -116,6 +117,6 @@ class MetricJobOutputSerializer(serializers.Serializer):
 
 class ExportInputSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=sorted(FORMATS), default="csv")
-    include_practice = serializers.BooleanField(
+    include_practice = FlagField(
         default=False, help_text="Also export the post-edits of practice items (left out by default)."
     )

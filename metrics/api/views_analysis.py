@@ -15,8 +15,9 @@ from rest_framework.views import APIView
 from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
+from metrics.analysis_options import AnalysisOptionsSerializer, analysis_request_build
 from metrics.api import serializers_analysis as s
-from metrics.reports import analysis_request_build, report_build
+from metrics.reports import report_build
 from metrics.selectors import project_get
 
 
@@ -40,7 +41,7 @@ class ProjectAnalysisApi(APIView):
             "Edge cases (too few edits, constant or missing values, one annotator, post-edits "
             "without an event log) come back as messages."
         ),
-        parameters=[s.AnalysisQuerySerializer],
+        parameters=[AnalysisOptionsSerializer],
         responses={
             200: s.AnalysisOutputSerializer,
             **error_responses(
@@ -56,7 +57,7 @@ class ProjectAnalysisApi(APIView):
         project = project_get(project_id=pk)
         if project is None:
             raise NotFound("No such project.")
-        params = validated(s.AnalysisQuerySerializer, request.query_params)
+        params = validated(AnalysisOptionsSerializer, request.query_params)
         selection, settings, baseline = analysis_request_build(project=project, params=params)
         report = report_build(selection=selection, settings=settings, baseline=baseline)
         return Response(s.AnalysisOutputSerializer(report.to_dict()).data)

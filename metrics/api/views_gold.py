@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
+from metrics.analysis_options import selection_build
 from metrics.api import serializers_gold as s
 from metrics.gold_figures import ORDER, gold_table_build
-from metrics.reports import selection_build
 from metrics.selectors import project_get
 
 

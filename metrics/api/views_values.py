@@ -26,7 +26,7 @@ from metrics.api import serializers_values as s
 from metrics.exports import FORMATS, export_filename, export_spec, export_stream, get_format
 from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue
-from metrics.workers import job_activity
+from metrics.selectors_jobs import job_activity
 
 TAGS = ["metric values"]
 ERRORS = error_responses(400, 403, _403="Not logged in, or not a researcher or admin.")

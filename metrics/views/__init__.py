@@ -1,1 +1,1 @@
-"""Researcher pages of the metrics app: jobs.py (values, computing, exports); report.py (analysis)."""
+"""Researcher pages of the metrics app: jobs.py (values, computing), exports.py (the export download); report.py (the analysis report), report_plots.py (its plots), downloads.py (what their downloads share)."""

@@ -1,4 +1,4 @@
-"""Researcher pages: metric coverage, computing values as a background job, exports.
+"""Researcher pages: metric coverage and computing values as a background job (exports: exports.py).
 
 Admins and researchers use these pages; anonymous users go to the login page and
 annotators get 403. Researchers change nothing in the annotation data, but computing
@@ -9,7 +9,7 @@ jobs here.
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -17,12 +17,11 @@ from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest
 from metrics import text as engine
-from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format, parse_flag
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
+from metrics.selectors_jobs import job_activity
 from metrics.services import ComputeError, metric_coverage
-from metrics.workers import job_activity
 
 RECENT_JOBS = 10
 
@@ -141,20 +140,3 @@ def job_retry(request: HttpRequest, project_id: int, job_id: int) -> HttpRespons
     except ComputeError as exc:
         messages.error(request, str(exc))
     return redirect("metrics-job", project_id=job.project_id, job_id=job.pk)
-
-
-@login_required
-@require_GET
-@readers
-def export_download(request: HttpRequest, project_id: int) -> HttpResponse | StreamingHttpResponse:
-    project = get_object_or_404(Project, pk=project_id)
-    fmt = request.GET.get("format", "csv")
-    try:
-        export_format = get_format(fmt)
-        include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
-    except ExportError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    spec = export_spec(project=project, include_practice=include_practice)
-    response = StreamingHttpResponse(export_stream(spec, fmt), content_type=export_format.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
-    return response

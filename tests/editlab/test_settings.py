@@ -233,7 +233,7 @@ def _silent_worker(seconds: float, engine_id: str = "gone"):
     from datetime import timedelta
 
     from metrics.models import TaskWorker
-    from metrics.workers import database_now
+    from metrics.selectors_jobs import database_now
 
     worker = TaskWorker.objects.create(engine_id=engine_id, host="worker-2.internal", pid=4242)
     TaskWorker.objects.filter(pk=worker.pk).update(heartbeat=database_now() - timedelta(seconds=seconds))

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from metrics.jobs import metric_job_create
 from metrics.models import MetricChunk, MetricJob, MetricValue, TaskWorker
-from metrics.workers import job_activity
+from metrics.selectors_jobs import job_activity
 from tests.factories import ProjectFactory, SubmittedPostEditFactory, UserFactory
 
 THREAD_TASKS = {"default": {"BACKEND": "editlab.task_backends.ThreadBackend"}}

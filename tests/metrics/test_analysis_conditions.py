@@ -12,9 +12,9 @@ from metrics.analysis.conditions import (
     BaselineError,
     analyze_conditions,
     bootstrap_mean_ci,
-    condition_rows,
     word_counts,
 )
+from metrics.analysis.tables import condition_rows
 
 CONDITIONS = ["A", "B", "C"]
 EFFECTS = {"A": 0.0, "B": 10.0, "C": -5.0}

@@ -12,7 +12,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from scipy import stats
 
-from metrics.reports import clear_cache
+from metrics.selection_data import clear_cache
 from tests.metrics.report_data import build_study
 
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from annotations.models import Assignment, PostEdit
 from annotations.services.studies import study_assign_latin_square
-from metrics.reports import clear_cache
+from metrics.selection_data import clear_cache
 from metrics.services import metric_values_compute
 from tests.factories import ItemFactory, ProjectFactory, UserFactory
 

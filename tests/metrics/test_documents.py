@@ -13,7 +13,9 @@ from django.urls import reverse
 from annotations.models import PostEdit
 from metrics.analysis import word_counts
 from metrics.analysis.documents import document_columns, document_rows, document_summary
-from metrics.reports import clear_cache, report_build, selection_build
+from metrics.analysis_options import selection_build
+from metrics.reports import report_build
+from metrics.selection_data import clear_cache
 from tests.factories import ItemFactory, ProjectFactory, SubmittedPostEditFactory, UserFactory
 
 EFFORTS = ["wall_ms", "active_ms", "keystrokes", "allkeys"]

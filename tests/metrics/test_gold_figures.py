@@ -14,9 +14,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from metrics.analysis_options import selection_build
 from metrics.gold_figures import _figures, gold_table_build
 from metrics.models import MetricValue
-from metrics.reports import clear_cache, selection_build
+from metrics.selection_data import clear_cache
 from metrics.services import metric_values_compute
 from metrics.text.editeval import Example, editeval_scores
 from tests.factories import ItemFactory, ProjectFactory, SubmittedPostEditFactory

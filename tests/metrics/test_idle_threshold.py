@@ -17,7 +17,9 @@ from scipy import stats
 from annotations.editing.ingestion import post_edit_ingest_events
 from annotations.editing.lifecycle import post_edit_open, post_edit_submit
 from annotations.models import PostEdit
-from metrics.reports import clear_cache, report_build, selection_build
+from metrics.analysis_options import selection_build
+from metrics.reports import report_build
+from metrics.selection_data import clear_cache
 from metrics.selectors import active_times
 from tests.annotations.editing_helpers import wire
 from tests.factories import AssignmentFactory, MetricValueFactory, ProjectFactory, SubmittedPostEditFactory

@@ -19,7 +19,8 @@ from metrics import jobs
 from metrics import text as engine
 from metrics.management.commands.db_worker import sweep
 from metrics.models import MetricChunk, MetricJob, MetricValue, TaskWorker
-from metrics.workers import database_now, job_activity, worker_register, worker_status, worker_stop
+from metrics.selectors_jobs import database_now, job_activity, worker_status
+from metrics.workers import worker_register, worker_stop
 from tests.factories import ProjectFactory, SubmittedPostEditFactory
 
 ROOT = Path(__file__).resolve().parents[2]

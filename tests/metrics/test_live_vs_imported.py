@@ -16,7 +16,9 @@ from annotations.models import PostEdit
 from annotations.services.copying import project_copy_items
 from metrics.analysis import Settings
 from metrics.analysis.origins import bootstrap_mean_ci, compare_origins, origin_rows
-from metrics.reports import clear_cache, report_build, selection_build
+from metrics.analysis_options import selection_build
+from metrics.reports import report_build
+from metrics.selection_data import clear_cache
 from tests.factories import ItemFactory, MetricValueFactory, ProjectFactory, SubmittedPostEditFactory, UserFactory
 
 COLUMNS = ["external_id", "origin", "practice", "wall_ms", "active_ms", "keystrokes", "allkeys", "compression"]

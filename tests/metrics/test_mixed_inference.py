@@ -15,8 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.analysis import Settings, analyze, summary_rows
-from metrics.analysis.conditions import analyze_conditions, condition_rows
-from metrics.analysis.mixed import FEW_LEVELS, _Reml, fit_model, mixed_model, satterthwaite, standardise
+from metrics.analysis.conditions import analyze_conditions
+from metrics.analysis.mixed import FEW_LEVELS, fit_model, mixed_model, satterthwaite, standardise
+from metrics.analysis.reml import Reml
+from metrics.analysis.tables import condition_rows
 
 
 def dense_deviance(design, y, factors, theta, sigma):
@@ -134,7 +136,7 @@ def test_the_criterion_is_lme4_s_at_the_optimum_and_its_gradient_is_zero():
     assert fit.cov_beta == pytest.approx(vcov, rel=1e-9)
     expected = finite_difference_satterthwaite(design, y, factors, fit.theta, sigma)
     assert fit.df == pytest.approx(expected, rel=1e-5)  # central differences are ~1e-6 accurate
-    reml = _Reml(design, y, factors)
+    reml = Reml(design, y, factors)
     for step in (1e-3, -1e-3):  # a minimum
         moved = np.log([fit.theta[name] ** 2 for name in reml.names]) + step
         assert reml.criterion(moved) > fit.criterion

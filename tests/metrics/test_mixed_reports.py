@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from metrics.reports import clear_cache
+from metrics.selection_data import clear_cache
 from tests.factories import ItemFactory, ProjectFactory, SubmittedPostEditFactory, UserFactory
 from tests.metrics.report_data import build_study
 

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotations.models import Project
-from metrics.reports import clear_cache
+from metrics.selection_data import clear_cache
 from tests.factories import UserFactory
 from tests.metrics.report_data import build_shared_study, build_study
 

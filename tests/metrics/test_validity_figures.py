@@ -20,12 +20,15 @@ from sklearn.model_selection import GroupKFold, LeaveOneGroupOut, cross_val_scor
 from sklearn.neighbors import KNeighborsRegressor
 
 from metrics.analysis import Settings, analyze, analyze_targets, summary_rows
-from metrics.analysis.conditions import ITEM_EFFECT_IN, ITEM_EFFECT_ONE_EDIT, analyze_conditions, condition_rows
+from metrics.analysis.conditions import ITEM_EFFECT_IN, ITEM_EFFECT_ONE_EDIT, analyze_conditions
 from metrics.analysis.folds import FoldTables, group_codes, group_fold_ids
 from metrics.analysis.outliers import THRESHOLD, flag_outliers
 from metrics.analysis.pipeline import ROW_ORDERS
+from metrics.analysis.tables import condition_rows
+from metrics.analysis_options import selection_build
 from metrics.exports import export_spec, export_stream
-from metrics.reports import clear_cache, report_build, selection_build
+from metrics.reports import report_build
+from metrics.selection_data import clear_cache
 from tests.factories import UserFactory
 from tests.metrics.report_data import build_shared_study, build_study
 from tests.metrics.test_analysis_conditions import CONDITIONS, latin_square

@@ -1,0 +1,29 @@
+"""The export download: a project's post-edits, effort and metric values as CSV, JSON Lines or
+Parquet, streamed (metrics.exports writes them). Researchers and admins only.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from annotations.models import Project
+from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format, parse_flag
+from metrics.views.jobs import readers
+
+
+@login_required
+@require_GET
+@readers
+def export_download(request: HttpRequest, project_id: int) -> HttpResponse | StreamingHttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
+    fmt = request.GET.get("format", "csv")
+    try:
+        export_format = get_format(fmt)
+        include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
+    except ExportError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    spec = export_spec(project=project, include_practice=include_practice)
+    response = StreamingHttpResponse(export_stream(spec, fmt), content_type=export_format.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
+    return response
