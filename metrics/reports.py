@@ -18,7 +18,7 @@ from metrics.analysis import (
     analyze,
     analyze_conditions,
     correlations_with,
-    plain,
+    jsonable,
 )
 from metrics.analysis.conditions import CONDITION
 from metrics.analysis.documents import DocumentsSummary, document_summary
@@ -78,7 +78,7 @@ class Report:
         data["flagged"] = {"in_selection": self.flagged, "excluded": self.selection.exclude_flagged}
         data["practice"] = {"in_selection": self.practice, "excluded": not self.selection.include_practice}
         data["conditions"] = self.conditions.to_dict() if self.conditions else None
-        data["idle_sensitivity"] = plain(asdict(self.idle_sensitivity)) if self.idle_sensitivity else None
+        data["idle_sensitivity"] = jsonable(asdict(self.idle_sensitivity)) if self.idle_sensitivity else None
         return data
 
 

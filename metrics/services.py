@@ -31,7 +31,7 @@ from annotations.models import PostEdit, Project, original_text_of_post_edit
 from annotations.references import reference_texts
 from editlab.db import refresh_planner_statistics
 from editlab.refusals import Refusal
-from metrics import text as engine
+from metrics import text as text_metrics
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, post_edit_queryset
 
@@ -108,13 +108,13 @@ class ComputePlan:
 def resolve_metrics(metrics: Sequence[str] | None) -> list[str]:
     """Every available metric when None; otherwise the names, checked."""
     if metrics is None:
-        return [name for name, metric in engine.METRICS.items() if metric.available()]
+        return [name for name, metric in text_metrics.METRICS.items() if metric.available()]
     names = list(dict.fromkeys(metrics))
-    unknown = [name for name in names if name not in engine.METRICS]
+    unknown = [name for name in names if name not in text_metrics.METRICS]
     if unknown:
-        raise ComputeError(f"unknown metric(s): {', '.join(unknown)}; known metrics: {', '.join(engine.METRICS)}")
+        raise ComputeError(f"unknown metric(s): {', '.join(unknown)}; known metrics: {', '.join(text_metrics.METRICS)}")
     for name in names:
-        reason = engine.METRICS[name].unavailable_reason()
+        reason = text_metrics.METRICS[name].unavailable_reason()
         if reason is not None:
             raise ComputeError(f"metric {name} is not available here: {reason}")
     return names
@@ -185,8 +185,8 @@ def compute_plan(
 ) -> ComputePlan:
     """Decide, without scoring anything, which values are missing or stale."""
     plan = ComputePlan()
-    versions = {name: str(engine.METRICS[name].version) for name in metric_names}
-    needs_gold = {name: "gold" in engine.METRICS[name].needs for name in metric_names}
+    versions = {name: str(text_metrics.METRICS[name].version) for name in metric_names}
+    needs_gold = {name: "gold" in text_metrics.METRICS[name].needs for name in metric_names}
     for rows in _chunks(_rows(post_edits), _PLAN_CHUNK):
         report.post_edits += len(rows)
         stored = {
@@ -223,14 +223,14 @@ def compute_plan(
 
 
 def _applies(name: str, variant: str, row: _Row) -> bool:
-    metric = engine.METRICS[name]
+    metric = text_metrics.METRICS[name]
     if variant == MetricValue.WITH_REFERENCES and (not row.references or metric.family == _GOLD_FAMILY):
         return False
     return metric.applies_to(references=row.references, gold=row.gold)
 
 
-def _pair(row: _Row) -> "engine.Pair":
-    return engine.Pair(original=row.original, edited=row.edited, references=row.references, gold=row.gold)
+def _pair(row: _Row) -> "text_metrics.Pair":
+    return text_metrics.Pair(original=row.original, edited=row.edited, references=row.references, gold=row.gold)
 
 
 def _clean(value: float | None) -> float | None:
@@ -242,8 +242,8 @@ def _clean(value: float | None) -> float | None:
 
 @transaction.atomic
 def _store(rows: list[_Row], variant: str, names: tuple[str, ...], scores: dict[str, list]) -> int:
-    versions = {name: str(engine.METRICS[name].version) for name in names}
-    needs_gold = {name: "gold" in engine.METRICS[name].needs for name in names}
+    versions = {name: str(text_metrics.METRICS[name].version) for name in names}
+    needs_gold = {name: "gold" in text_metrics.METRICS[name].needs for name in names}
     now = timezone.now()
     objs = [
         MetricValue(
@@ -321,10 +321,10 @@ def metric_values_score(
     scores: dict[str, list] = {}
     if rows:
         try:
-            scores = engine.score_pairs(
+            scores = text_metrics.score_pairs(
                 [_pair(row) for row in rows], list(names), variant=variant, workers=workers, progress=progress
             )
-        except engine.MetricFailed as exc:
+        except text_metrics.MetricFailed as exc:
             # The chunk's index means nothing to a researcher; the post-edit's id does.
             raise ComputeError(
                 f"{exc.metric} ({variant}) failed on post-edit #{rows[exc.pair_index].id}: {exc.detail}; "

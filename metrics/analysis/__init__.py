@@ -33,8 +33,8 @@ from metrics.analysis.common import (
     Settings,
     cv_score,
     is_constant,
+    jsonable,
     orientation,
-    plain,
 )
 from metrics.analysis.conditions import (
     BaselineError,
@@ -102,7 +102,7 @@ __all__ = [
     "knn_r2_tie_averaged",
     "knn_scores",
     "orientation",
-    "plain",
+    "jsonable",
     "split_mask",
     "standardise",
     "mixed_model",

@@ -82,14 +82,14 @@ def orientation(direction: str) -> float:
     return -1.0 if direction == SIMILARITY else 1.0
 
 
-def plain(value):
+def jsonable(value):
     """Plain JSON types: numpy scalars and arrays become Python ones, NaN and +-inf become None."""
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return [plain(v) for v in value.tolist()]
+        return [jsonable(v) for v in value.tolist()]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):

@@ -43,7 +43,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from metrics.analysis.bootstrap import resample_counts
-from metrics.analysis.common import ANNOTATOR, DEFAULT_SETTINGS, ITEM, Settings, plain
+from metrics.analysis.common import ANNOTATOR, DEFAULT_SETTINGS, ITEM, Settings, jsonable
 from metrics.analysis.mixed import Fit, coefficient_table, fit_model, fit_warnings
 
 CONDITION = "condition"
@@ -138,7 +138,7 @@ class ConditionAnalysis:
     messages: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return jsonable(asdict(self))
 
 
 def word_counts(texts: pd.Series) -> pd.Series:

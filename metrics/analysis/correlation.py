@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from metrics.analysis.common import is_constant, plain
+from metrics.analysis.common import is_constant, jsonable
 
 
 @dataclass
@@ -139,7 +139,7 @@ def correlations_with(
 def correlation_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> dict:
     """Pearson r between every pair of metrics (pairwise-complete rows)."""
     matrix = frame[list(columns)].astype(float).corr(method="pearson") if columns else pd.DataFrame()
-    return {"metrics": list(columns), "values": [[plain(v) for v in row] for row in matrix.to_numpy()]}
+    return {"metrics": list(columns), "values": [[jsonable(v) for v in row] for row in matrix.to_numpy()]}
 
 
 # --- line fit (for scatter plots) -----------------------------------------------------

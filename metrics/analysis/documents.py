@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics.analysis.common import ANNOTATOR, ITEM, plain
+from metrics.analysis.common import ANNOTATOR, ITEM, jsonable
 from metrics.analysis.conditions import WORDS
 
 DOCUMENT = "document"
@@ -56,7 +56,7 @@ class DocumentsSummary:
     messages: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return jsonable(asdict(self))
 
     def note_practice_left_out(self, n: int) -> None:
         """Practice post-edits left out before the frame was built (the ORM side's filter)."""
@@ -192,5 +192,5 @@ def document_rows(summary: DocumentsSummary) -> list[dict]:
         for column in summary.efforts:
             effort = doc.effort[column]
             row.update({f"{column}_total": effort.total, f"{column}_mean": effort.mean, f"{column}_n": effort.n})
-        rows.append(plain(row))
+        rows.append(jsonable(row))
     return rows

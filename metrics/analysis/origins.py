@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from metrics.analysis.common import DEFAULT_SETTINGS, ITEM, Settings, plain
+from metrics.analysis.common import DEFAULT_SETTINGS, ITEM, Settings, jsonable
 from metrics.analysis.correlation import correlate
 from metrics.analysis.documents import EFFORT_COLUMNS, PRACTICE, note_practice
 
@@ -67,7 +67,7 @@ class OriginComparison:
     messages: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return plain(asdict(self))
+        return jsonable(asdict(self))
 
     def note_practice_left_out(self, n: int) -> None:
         """Practice post-edits left out before the frame was built (the ORM side's filter)."""
@@ -183,7 +183,7 @@ def _correlation(rows: pd.DataFrame, metric: str, target: str, confidence: float
 def origin_rows(comparison: OriginComparison) -> list[dict]:
     """One flat row per effort field (for the analyze command's CSV and table)."""
     return [
-        plain(
+        jsonable(
             {
                 "effort": column,
                 "n_items": effort.n_items,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from metrics.analysis.bootstrap import BootstrapDifference
-from metrics.analysis.common import CVScore, Settings, plain
+from metrics.analysis.common import CVScore, Settings, jsonable
 from metrics.analysis.correlation import Correlation, WilliamsTest
 from metrics.analysis.effort_model import EffortModel
 from metrics.analysis.mixed import MixedModel
@@ -88,4 +88,4 @@ class Analysis:
                 data["effort_model"].pop(key, None)
         if data["outliers"] is not None:
             data["outliers"].pop("mask", None)
-        return plain(data)
+        return jsonable(data)

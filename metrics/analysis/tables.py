@@ -5,7 +5,7 @@ Pure (no Django). The report page, the analyze command and the CSV downloads sho
 
 from __future__ import annotations
 
-from metrics.analysis.common import plain
+from metrics.analysis.common import jsonable
 from metrics.analysis.conditions import ConditionAnalysis, ConditionEffect, ConditionModel
 from metrics.analysis.results import Analysis
 
@@ -103,7 +103,7 @@ def summary_rows(analysis: Analysis) -> list[dict]:
             row.update({f"mixed_log_{key[len('mixed_') :]}": row[key] for key in MIXED_COLUMNS})
         for annotator in analysis.annotators:
             row[f"pearson[{annotator}]"] = m.pearson_per_annotator.get(annotator)
-        rows.append(plain(row))
+        rows.append(jsonable(row))
     return rows
 
 
@@ -115,7 +115,7 @@ def condition_rows(analysis: ConditionAnalysis) -> list[dict]:
     for s in analysis.summaries:
         effect, log_effect = effects.get(s.condition), log_effects.get(s.condition)
         rows.append(
-            plain(
+            jsonable(
                 {
                     "condition": s.condition,
                     "baseline": s.condition == analysis.baseline,

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest
-from metrics import text as engine
+from metrics import text as text_metrics
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
@@ -44,9 +44,9 @@ def _metric_choices() -> list[dict]:
             "direction": metric.direction,
             "available": metric.available(),
             "reason": metric.unavailable_reason() or "",
-            "in_suite": metric.name in engine.EFFORT_SUITE,
+            "in_suite": metric.name in text_metrics.EFFORT_SUITE,
         }
-        for metric in engine.METRICS.values()
+        for metric in text_metrics.METRICS.values()
     ]
 
 

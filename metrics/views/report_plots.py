@@ -21,7 +21,7 @@ from metrics.analysis import (
     correlate,
     correlation_matrix,
     fit_line,
-    plain,
+    jsonable,
 )
 from metrics.analysis.conditions import CONDITION
 from metrics.analysis_options import Selection
@@ -183,7 +183,7 @@ def _idle(selection: Selection, settings: Settings, query, fmt: str) -> HttpResp
             filename,
         )
     if fmt == "json":
-        return json_response({"selection": selection.describe(), **plain(asdict(sensitivity))}, filename)
+        return json_response({"selection": selection.describe(), **jsonable(asdict(sensitivity))}, filename)
     content = plots.idle_sensitivity(
         sensitivity.thresholds_s,
         sensitivity.metrics,

@@ -85,10 +85,11 @@ class Command(BaseCommand):
         fields = AnalysisOptionsSerializer().fields  # the defaults and ranges of the page and the API
         for flag, name, what in NUMBERS:
             field = fields[name]
+            low, high = getattr(field, "min_value", None), getattr(field, "max_value", None)
             parser.add_argument(
                 flag,
                 default=None,
-                help=f"{what} (default {field.default}, from {field.min_value} to {field.max_value})",
+                help=f"{what} (default {field.default}, from {low} to {high})",
             )
         parser.add_argument(
             "--exclude-flagged", action="store_true", help="leave out flagged post-edits (clipped time, replay ...)"
