@@ -326,11 +326,24 @@ class PostEditQuerySet(QuerySet):
     def completed(self) -> "PostEditQuerySet":
         return self.filter(assignment__status=Assignment.SUBMITTED)
 
+    def human(self) -> "PostEditQuerySet":
+        """Post-edits people made (live or imported): never an LLM's simulated edit, which has no time
+        and no keys and must not enter human effort statistics."""
+        return self.exclude(origin=PostEdit.SIMULATED)
+
+    def simulated(self) -> "PostEditQuerySet":
+        return self.filter(origin=PostEdit.SIMULATED)
+
 
 class PostEdit(models.Model):
     LIVE = "live"
     IMPORTED = "imported"
-    ORIGIN_CHOICES = [(LIVE, "edited in editlab"), (IMPORTED, "imported from a finished study")]
+    SIMULATED = "simulated"
+    ORIGIN_CHOICES = [
+        (LIVE, "edited in editlab"),
+        (IMPORTED, "imported from a finished study"),
+        (SIMULATED, "simulated by an LLM under a scenario"),
+    ]
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="post_edit")
     draft_text = models.TextField(blank=True)

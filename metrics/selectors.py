@@ -80,14 +80,18 @@ def post_edit_queryset(
     origin: str | None = None,
     exclude_flagged: bool = False,
     include_practice: bool = True,
+    include_simulated: bool = False,
 ) -> QuerySet[PostEdit]:
     """The submitted post-edits of the selection, in import order (by id: stable across calls).
 
     exclude_flagged leaves out every post-edit with a flag (PostEdit.flags not empty: clipped time,
     replay mismatch, event gap, uncorroborated keys, ...). include_practice=False leaves out the
     post-edits of practice items (Item.practice); the analysis does by default, the default here
-    keeps every caller's rows as they were."""
+    keeps every caller's rows as they were. An LLM's simulated edits (no time, no keys) are left out
+    of every human analysis and export unless include_simulated (metric computation asks for them)."""
     qs = PostEdit.objects.completed().filter(assignment__item__project=project)
+    if not include_simulated:
+        qs = qs.human()
     if exclude_flagged:
         qs = qs.filter(flags=[])
     if not include_practice:

@@ -296,7 +296,7 @@ def compute_prepare(
     """Plan a run (no metric work) and remove the values that no longer apply."""
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
-    selection = post_edit_queryset(project=project)
+    selection = post_edit_queryset(project=project, include_simulated=True)
     if post_edits is not None:
         selection = selection.filter(pk__in=post_edits.values("pk"))
     report = ComputeReport(metrics=metric_names, variants=variant_names)
@@ -402,6 +402,8 @@ def metric_coverage(
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
     report = ComputeReport(metrics=metric_names, variants=variant_names)
-    plan = compute_plan(post_edit_queryset(project=project), metric_names, variant_names, report)
+    plan = compute_plan(
+        post_edit_queryset(project=project, include_simulated=True), metric_names, variant_names, report
+    )
     coverage = {(m, v): plan.coverage.get((m, v), Coverage()) for m in metric_names for v in variant_names}
     return report.post_edits, coverage
