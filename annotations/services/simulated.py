@@ -60,7 +60,7 @@ def simulated_username(scenario: str, key: str) -> str:
     return f"llm.{safe}.{key[:16]}"
 
 
-def _check(scenario: str, text: str) -> None:
+def _check(scenario: object, text: object) -> None:
     if not isinstance(scenario, str) or not scenario.strip():
         raise SimulatedEditRefused("a synthetic edit needs a scenario (its condition); got none")
     if len(scenario) > SCENARIO_MAX:
