@@ -40,7 +40,7 @@ Counts, from `keydown` events:
   shortcuts, not counted again). Ctrl+A and drag-and-drop count in no class.
 - Rate bound: every counted key and command lies on the post-edit's TIMELINE: the page loads one
   after another in order of their first event, each as long as its bounded span (below), an event at
-  its page's offset plus its time since the page's start, cut to [0, span] (page_clocks). Taken in
+  its page's offset plus its time since the page's start, cut to [0, span] (visit_clocks). Taken in
   timeline order, a key counts only while fewer than RATE_LIMIT_KEYS (50) counted keys of any class
   lie in the RATE_WINDOW_MS (1,000 ms) before it (the half-open window (t - 1000, t]); the others
   count in `uncorroborated_keys` (rate_excess_keys; flag "key_rate"). So no 1 s of the timeline holds
@@ -108,13 +108,13 @@ RATE_LIMIT_KEYS = 50  # keys of all classes together in any RATE_WINDOW_MS of th
 
 @dataclass(frozen=True, slots=True)
 class LogEvent:
-    """One logged browser event; `page` is its page load's id. The wire's short names (k, it, s, e,
+    """One logged browser event; `visit` is its visit's page_id. The wire's short names (k, it, s, e,
     ...) are translated at the boundary (annotations/api/serializers_editor.py: event_from_wire)."""
 
     seq: int
     t_ms: float
     kind: str
-    page: str = ""
+    visit: str = ""
     key: str = ""
     code: str = ""
     modifiers: int = 0
@@ -220,10 +220,10 @@ class KeyCount:
 
 
 @dataclass
-class _PageKeys:
+class _VisitKeys:
     """What one page load's key counting remembers between events."""
 
-    offset: float = 0.0  # the page load's clock (page_clocks)
+    offset: float = 0.0  # the page load's clock (visit_clocks)
     start: float = 0.0
     span: float = math.inf
     composing: bool = False
@@ -244,7 +244,7 @@ class _PageKeys:
 Clock = tuple[float, float, float]  # a page load's (offset on the timeline, its start, its bounded span)
 
 
-def page_clocks(events: Iterable[LogEvent], spans: Mapping[str, float] | None = None) -> dict[str, Clock]:
+def visit_clocks(events: Iterable[LogEvent], spans: Mapping[str, float] | None = None) -> dict[str, Clock]:
     """Each page load's place on the post-edit's timeline: page loads one after another in order of their
     first event, each as long as its bounded span (spans, by page id; its whole span when not given)."""
     clocks: dict[str, Clock] = {}
@@ -253,8 +253,8 @@ def page_clocks(events: Iterable[LogEvent], spans: Mapping[str, float] | None = 
         start = _visit_start(visit)
         span = max(0.0, max(event.t_ms for event in visit) - start)
         if spans is not None:
-            span = min(span, spans.get(visit[0].page, span))
-        clocks[visit[0].page] = (offset, start, span)
+            span = min(span, spans.get(visit[0].visit, span))
+        clocks[visit[0].visit] = (offset, start, span)
         offset += span
     return clocks
 
@@ -292,15 +292,15 @@ def find_keys(
 
     committed_compositions: the seqs of the compositionend events whose committed text the replay saw
     inserted; noop_inputs: the seqs of the input events that changed nothing (both from
-    annotations.replay.ReplayResult); clocks: page_clocks of the log (by default unbounded).
+    annotations.replay.ReplayResult); clocks: visit_clocks of the log (by default unbounded).
     """
     events = list(events)
-    clocks = page_clocks(events) if clocks is None else clocks
+    clocks = visit_clocks(events) if clocks is None else clocks
     candidates: list[CountedKey] = []
     uncorroborated = fast = 0
-    pages: dict[str, _PageKeys] = {}
+    pages: dict[str, _VisitKeys] = {}
 
-    def settle(state: _PageKeys) -> None:
+    def settle(state: _VisitKeys) -> None:
         nonlocal uncorroborated
         if state.typing_class is None:
             return
@@ -310,7 +310,7 @@ def find_keys(
             uncorroborated += 1
         state.typing_class = None
 
-    def settle_paste(state: _PageKeys) -> None:
+    def settle_paste(state: _VisitKeys) -> None:
         if state.paste is not None and state.pasted:
             candidates.append(CountedKey(state.paste[0], state.paste[1], "paste"))
         state.paste = None
@@ -319,10 +319,10 @@ def find_keys(
         kind = event.kind
         if kind not in KEY_EVENT_KINDS:
             continue
-        state = pages.get(event.page)
+        state = pages.get(event.visit)
         if state is None:
-            state = pages[event.page] = _PageKeys()
-            state.offset, state.start, state.span = clocks.get(event.page, (0.0, 0.0, math.inf))
+            state = pages[event.visit] = _VisitKeys()
+            state.offset, state.start, state.span = clocks.get(event.visit, (0.0, 0.0, math.inf))
         at = 0.0
         if kind in TIMED_KINDS:  # its place on the timeline
             at = state.offset + min(max(event.t_ms - state.start, 0.0), state.span)
@@ -437,7 +437,7 @@ def split_visits(events: Iterable[LogEvent]) -> list[list[LogEvent]]:
     """Events grouped by page load, visits in order of their first event (seq order inside)."""
     visits: dict[str, list[LogEvent]] = {}
     for event in events:
-        visits.setdefault(event.page, []).append(event)
+        visits.setdefault(event.visit, []).append(event)
     return list(visits.values())
 
 
@@ -525,12 +525,12 @@ def derive_effort(
     clocks: dict[str, Clock] = {}
     still_reading = True
     for visit in split_visits(ordered):
-        limit = limits.get(visit[0].page)
+        limit = limits.get(visit[0].visit)
         if total_limit_ms is not None:
             left = max(0.0, total_limit_ms - wall)
             limit = left if limit is None else min(limit, left)
         times = visit_times(visit, idle_threshold_ms=idle_threshold_ms, limit_ms=limit)
-        clocks[visit[0].page] = (wall, _visit_start(visit), times.wall)  # the visits one after another
+        clocks[visit[0].visit] = (wall, _visit_start(visit), times.wall)  # the visits one after another
         wall += times.wall
         active += times.active
         clipped += times.clipped

@@ -254,7 +254,15 @@ class AssignmentQuerySet(QuerySet):
         return self.filter(annotator=user)
 
     def open_for(self, user) -> "AssignmentQuerySet":
-        return self.filter(annotator=user, status__in=[Assignment.PENDING, Assignment.IN_PROGRESS])
+        return self.filter(annotator=user).open()
+
+    def open(self) -> "AssignmentQuerySet":
+        """Not yet closed: pending or in progress."""
+        return self.filter(status__in=Assignment.OPEN)
+
+    def closed(self) -> "AssignmentQuerySet":
+        """Closed: submitted or skipped (the one rule: `Assignment.CLOSED`)."""
+        return self.filter(status__in=Assignment.CLOSED)
 
     def live(self) -> "AssignmentQuerySet":
         """Work for editlab's annotators: not the records of a finished study imported for comparison."""
@@ -272,6 +280,9 @@ class Assignment(models.Model):
         (SUBMITTED, "submitted"),
         (SKIPPED, "skipped"),
     ]
+    # The one "closed" rule: a closed assignment takes no more events, drafts or submits.
+    OPEN = (PENDING, IN_PROGRESS)
+    CLOSED = (SUBMITTED, SKIPPED)
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
@@ -306,13 +317,17 @@ class Assignment(models.Model):
 
     @property
     def is_open(self) -> bool:
-        return self.status in (self.PENDING, self.IN_PROGRESS)
+        return self.status in self.OPEN
+
+    @property
+    def is_closed(self) -> bool:
+        return self.status in self.CLOSED
 
 
-def original_text_of_post_edit() -> Coalesce:
+def start_text_of_post_edit() -> Coalesce:
     """In a PostEdit query: the text the edit started from (its condition's output, or "" for
     an empty editor), else the item's model output. Metrics, exports and analysis read this."""
-    return Coalesce(F("original_text"), F("assignment__item__model_output"))
+    return Coalesce(F("start_override"), F("assignment__item__model_output"))
 
 
 class PostEditQuerySet(QuerySet):
@@ -354,8 +369,14 @@ class PostEdit(models.Model):
     definition_version = models.CharField(max_length=20, blank=True)
     condition = models.CharField(max_length=100, blank=True, help_text="Copied from the assignment.")
     # null, not "": "" is a real start (translating from scratch); null means "the model output".
-    original_text = models.TextField(  # noqa: DJ001
-        null=True, blank=True, help_text="The text the editor started from; null: the item's model output."
+    start_override = models.TextField(  # noqa: DJ001
+        null=True,
+        blank=True,
+        db_column="original_text",
+        help_text=(
+            "The start text when it is not the item's model output (a condition's output, or \"\"); "
+            "null: the model output."
+        ),
     )
 
     first_shown_at = models.DateTimeField(null=True, blank=True)
@@ -415,10 +436,10 @@ class PostEdit(models.Model):
         return f"post-edit of {self.assignment}"
 
     @property
-    def original(self) -> str:
+    def start_text(self) -> str:
         """The text this post-edit started from: the condition's output (or nothing), else the model output."""
-        if self.original_text is not None:
-            return self.original_text
+        if self.start_override is not None:
+            return self.start_override
         return self.assignment.item.model_output
 
     def add_flag(self, flag: str) -> None:
@@ -485,7 +506,6 @@ class EditEvent(models.Model):
     sel_start = models.IntegerField(null=True, blank=True)
     sel_end = models.IntegerField(null=True, blank=True)
     data = models.TextField(blank=True, help_text="Inserted text (or copied/pasted text).")
-    deleted = models.TextField(blank=True, help_text="Text removed by the event.")
     length_after = models.IntegerField(null=True, blank=True)
     extra = models.JSONField(default=dict, blank=True)
 

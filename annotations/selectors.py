@@ -89,7 +89,7 @@ def start_shown(*, assignment: Assignment, conditions: dict[str, Condition] | No
     # A missing reverse one-to-one raises RelatedObjectDoesNotExist, an AttributeError.
     post_edit = getattr(assignment, "post_edit", None)
     if post_edit is not None:
-        return post_edit.original
+        return post_edit.start_text
     if conditions is None:
         conditions = declared_by_name(assignment.item.project)
     return assignment.item.blind_start(assignment.condition, conditions.get(assignment.condition))[0]
@@ -141,7 +141,7 @@ def document_context(*, assignment: Assignment) -> list[ContextSegment]:
             text = post_edit.text
         elif post_edit is not None:
             # The start fixed under this very condition when it was opened (null: the model output).
-            text = sibling.model_output if post_edit.original_text is None else post_edit.original_text
+            text = sibling.model_output if post_edit.start_override is None else post_edit.start_override
         else:
             text = sibling.blind_start(name, current)[0]
         segments.append(ContextSegment(sibling.external_id, sibling.document_position, sibling.source, text, state))

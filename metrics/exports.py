@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.db.models import F, QuerySet
 
-from annotations.models import EFFORT_FIELDS, PostEdit, Project, original_text_of_post_edit
+from annotations.models import EFFORT_FIELDS, PostEdit, Project, start_text_of_post_edit
 from editlab.refusals import Refusal
 from metrics.analysis_options import flag_parse
 from metrics.models import MetricValue
@@ -150,7 +150,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
     fields = {
         "external_id": F("assignment__item__external_id"),
         "annotator": F("assignment__annotator__username"),
-        "original": original_text_of_post_edit(),
+        "original": start_text_of_post_edit(),
         "edited": F("text"),
         "source": F("assignment__item__source"),
         "task_type": F("assignment__item__task_type"),

@@ -22,7 +22,7 @@ from django.db.models import Count, F, Q, QuerySet
 from annotations.editing.clock import granted_tolerance_ms, time_bound
 from annotations.editing.event_store import stored_log
 from annotations.effort import derive_effort
-from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, original_text_of_post_edit
+from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, start_text_of_post_edit
 from metrics.models import MetricValue
 
 # Analysis target -> the PostEdit effort field it reads.
@@ -53,7 +53,7 @@ _BASE_VALUES = {
     "task_type": F("assignment__item__task_type"),
     "practice": F("assignment__item__practice"),
     "document": F("assignment__item__document"),
-    "original": original_text_of_post_edit(),
+    "original": start_text_of_post_edit(),
     "edited": F("text"),
 }
 

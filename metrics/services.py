@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotations.models import PostEdit, Project, original_text_of_post_edit
+from annotations.models import PostEdit, Project, start_text_of_post_edit
 from annotations.references import reference_texts
 from editlab.db import refresh_planner_statistics
 from editlab.refusals import Refusal
@@ -162,8 +162,8 @@ def _texts(value) -> tuple[str, ...]:
 
 
 def _rows(post_edits: QuerySet[PostEdit]) -> Iterator[_Row]:
-    values = post_edits.annotate(started_from=original_text_of_post_edit()).values_list(
-        "id", "started_from", "text", "assignment__item__references", "assignment__item__gold_edits"
+    values = post_edits.annotate(start_texts=start_text_of_post_edit()).values_list(
+        "id", "start_texts", "text", "assignment__item__references", "assignment__item__gold_edits"
     )
     for pk, original, edited, references, gold in values.iterator(chunk_size=_PLAN_CHUNK):
         yield _Row(pk, original or "", edited or "", reference_texts(references), _texts(gold))

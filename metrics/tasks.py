@@ -13,27 +13,27 @@ from metrics.workers import this_worker
 
 
 @task()
-def plan_metric_job(job_id: int) -> dict | None:
+def metric_job_plan_task(job_id: int) -> dict | None:
     """Plan a MetricJob and cut it into chunks (with the in-process backends, compute them too)."""
     return jobs.metric_job_plan(job_id=job_id, worker=this_worker())
 
 
 @task()
-def compute_metric_chunk(chunk_id: int) -> int | None:
+def metric_chunk_run_task(chunk_id: int) -> int | None:
     """Compute and store one chunk of a MetricJob; the values stored, or None if there was nothing to do."""
     return jobs.metric_chunk_run(chunk_id=chunk_id, worker=this_worker())
 
 
 def _enqueue_plan(job_id: int) -> str:
-    return str(plan_metric_job.enqueue(job_id).id)
+    return str(metric_job_plan_task.enqueue(job_id).id)
 
 
 def _enqueue_chunk(chunk_id: int) -> str:
-    return str(compute_metric_chunk.enqueue(chunk_id).id)
+    return str(metric_chunk_run_task.enqueue(chunk_id).id)
 
 
 def _fans_out() -> bool:
-    return not runs_in_this_process(task_backends[compute_metric_chunk.backend])
+    return not runs_in_this_process(task_backends[metric_chunk_run_task.backend])
 
 
 jobs.use_queue(jobs.JobQueue(plan=_enqueue_plan, chunk=_enqueue_chunk, fans_out=_fans_out))

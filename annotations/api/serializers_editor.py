@@ -148,9 +148,9 @@ WIRE_NAMES = {
 ALLOWED_FIELDS = frozenset(WIRE_NAMES)
 
 
-def event_from_wire(event: Mapping, page: str = "") -> LogEvent:
-    """A contract EVENT dict (as the browser sends it) as a LogEvent of page load `page`."""
-    return LogEvent(page=page, **{WIRE_NAMES[name]: value for name, value in event.items() if value is not None})
+def event_from_wire(event: Mapping, visit: str = "") -> LogEvent:
+    """A contract EVENT dict (as the browser sends it) as a LogEvent of visit `visit` (its page_id)."""
+    return LogEvent(visit=visit, **{WIRE_NAMES[name]: value for name, value in event.items() if value is not None})
 
 
 def _event_error(event) -> str | None:

@@ -87,7 +87,7 @@ def own_post_edit(request: Request, pk: int) -> PostEdit:
     return post_edit
 
 
-class EditorAPIView(APIView):
+class EditorApi(APIView):
     """What the four endpoints share: session auth with CSRF, the JSON body or a beacon's form, and
     the permission (admins and researchers 403) checked before anything reads the body."""
 
@@ -98,7 +98,7 @@ class EditorAPIView(APIView):
     retry_note = " (a batch sent twice is stored once, a submit sent twice submits once)"
 
 
-class PostEditEventsView(EditorAPIView):
+class PostEditEventsApi(EditorApi):
     @editor_schema(
         operation_id="post_edit_events",
         summary="Store a batch of editor events (idempotent per seq)",
@@ -122,7 +122,7 @@ class PostEditEventsView(EditorAPIView):
         return Response(EventsOutputSerializer(result).data)
 
 
-class PostEditDraftView(EditorAPIView):
+class PostEditDraftApi(EditorApi):
     @editor_schema(
         operation_id="post_edit_draft",
         summary="Autosave the draft (optimistic locking by version)",
@@ -139,7 +139,7 @@ class PostEditDraftView(EditorAPIView):
         return Response(DraftOutputSerializer({"version": version}).data)
 
 
-class PostEditSubmitView(EditorAPIView):
+class PostEditSubmitApi(EditorApi):
     @editor_schema(
         operation_id="post_edit_submit",
         summary="Submit the post-edit: derive effort, replay, clip by server time (idempotent)",
@@ -160,7 +160,7 @@ class PostEditSubmitView(EditorAPIView):
         return Response(SubmitOutputSerializer(navigation).data)
 
 
-class PostEditSkipView(EditorAPIView):
+class PostEditSkipApi(EditorApi):
     @editor_schema(
         operation_id="post_edit_skip",
         summary="Skip the item with a reason",

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotations.editing import event_store
-from annotations.editing.errors import DraftConflict, PostEditClosed, UnknownPage, ensure_text
+from annotations.editing.errors import DraftConflict, PostEditClosed, UnknownVisit, ensure_text
 from annotations.models import PostEdit
 
 
@@ -25,7 +25,7 @@ def post_edit_save_draft(
     ensure_text(text, field="text")
     locked = event_store.lock_for_draft(post_edit.pk)
     if event_store.advance_visit(post_edit, page_id, now, []) is None:  # rolled back if the save is refused
-        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
+        raise UnknownVisit(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
     if locked.closed:
         raise PostEditClosed(f"post-edit {post_edit.pk} is already {locked.status_display}")
     if version != locked.version:

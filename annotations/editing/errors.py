@@ -13,7 +13,7 @@ class InvalidInput(EditingError):
     pass
 
 
-class UnknownPage(EditingError):
+class UnknownVisit(EditingError):
     code = "unknown_page"
 
 

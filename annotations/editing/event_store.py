@@ -19,7 +19,7 @@ from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from annotations.editing.errors import UnknownPage
+from annotations.editing.errors import UnknownVisit
 from annotations.effort import LogEvent
 from annotations.models import Assignment, EditEvent, PostEdit, Visit
 
@@ -162,7 +162,7 @@ def _page_param(post_edit: PostEdit, page_id: uuid.UUID | str):
     try:
         return Visit._meta.get_field("page_id").get_db_prep_value(page_id, connection)
     except (ValueError, ValidationError):
-        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
+        raise UnknownVisit(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
 
 
 def advance_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, events: list[LogEvent]) -> int | None:
@@ -205,14 +205,14 @@ def _advance_visit_sql(
 
 
 def visit_position(post_edit: PostEdit, page_id: uuid.UUID | str) -> tuple[int, int | None, float | None]:
-    """(visit id, last seq, last t) of a page load of this post-edit, else UnknownPage."""
+    """(visit id, last seq, last t) of a page load of this post-edit, else UnknownVisit."""
     found = (
         Visit.objects.filter(post_edit=post_edit, page_id=_page_param(post_edit, page_id))
         .values_list("id", "last_seq", "last_t_ms")
         .first()
     )
     if found is None:
-        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
+        raise UnknownVisit(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
     return found
 
 
@@ -249,7 +249,6 @@ EVENT_INSERT_COLUMNS = (
     "received_at",
     "kind",
     *EVENT_VALUE_COLUMNS,
-    "deleted",
     "length_after",
     "extra",
 )
@@ -284,14 +283,13 @@ def event_row(post_edit_id: int, visit_id: int, event: LogEvent, received_at, ex
         event.sel_start,
         event.sel_end,
         event.data,
-        "",
         event.length_after,
         extra_field.get_db_prep_save(event_extra(event), connection),
     )
 
 
 # The columns a batch fills per event, as the PostgreSQL insert reads them from its JSON parameter
-# (the rest, post_edit_id, visit_id, received_at and deleted, are the same for the whole batch).
+# (the rest, post_edit_id, visit_id and received_at, are the same for the whole batch).
 _JSON_COLUMNS = (
     ("seq", "integer"),
     ("t_ms", "double precision"),
@@ -314,11 +312,7 @@ def _json_insert_sql(*, skip_taken: bool = False) -> str:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in EVENT_INSERT_COLUMNS)
     values = ", ".join(
-        "%s"
-        if name in ("post_edit_id", "visit_id", "received_at")
-        else "''"
-        if name == "deleted"
-        else f"r.{quote(name)}"
+        "%s" if name in ("post_edit_id", "visit_id", "received_at") else f"r.{quote(name)}"
         for name in EVENT_INSERT_COLUMNS
     )
     record = ", ".join(f"{quote(name)} {kind}" for name, kind in _JSON_COLUMNS)
@@ -514,7 +508,7 @@ def stored_log(post_edit: PostEdit) -> list[LogEvent]:
                 seq=seq,
                 t_ms=t_ms,
                 kind=kind,
-                page=pages.get(visit_id, ""),
+                visit=pages.get(visit_id, ""),
                 key=key,
                 code=code,
                 modifiers=modifiers,

@@ -85,12 +85,12 @@ def _new_post_edit(assignment: Assignment) -> PostEdit:
     # the condition hides (condition_unknown, condition_output_missing).
     start, flag = item.blind_start(assignment.condition, shown_condition(item.project, assignment.condition))
     flags = [flag] if flag else []
-    original_text = None if not assignment.condition else start
+    start_override = None if not assignment.condition else start
     return PostEdit.objects.create(
         assignment=assignment,
         draft_text=start,
         condition=assignment.condition,
-        original_text=original_text,
+        start_override=start_override,
         flags=flags,
     )
 
@@ -109,11 +109,11 @@ def shown_highlights(post_edit: PostEdit) -> list[dict]:
     if not spans:
         return []
     events = stored_log(post_edit)
-    if replay(post_edit.original, events).text != post_edit.draft_text:
+    if replay(post_edit.start_text, events).text != post_edit.draft_text:
         return []
     return [
         {"start": span["now"][0], "end": span["now"][1], "label": span["label"], "edited": span["edited"]}
-        for span in highlight_edits(post_edit.original, spans, events)
+        for span in highlight_edits(post_edit.start_text, spans, events)
     ]
 
 
@@ -125,7 +125,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
         "page_id": str(visit.page_id),
         "next_seq": next_seq_of(post_edit),
         "version": post_edit.version,
-        "original": post_edit.original,
+        "original": post_edit.start_text,
         "draft": post_edit.draft_text,
         "idle_threshold_ms": round(assignment.item.project.idle_threshold_ms),
         "urls": {
@@ -182,7 +182,7 @@ def post_edit_submit(
     granted = tolerance_left_ms(clock)
     bound = time_bound(visits, tolerance_ms=granted)
     events = stored_log(post_edit)
-    result = replay(post_edit.original, events, final_text=text)
+    result = replay(post_edit.start_text, events, final_text=text)
     effort = derive_effort(
         events,
         idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_ms,
@@ -195,7 +195,7 @@ def post_edit_submit(
     item = post_edit.assignment.item
     spans = item.spans_for(shown_condition(item.project, post_edit.condition))
     if spans:
-        post_edit.extra = {**post_edit.extra, "highlight_edits": highlight_edits(post_edit.original, spans, events)}
+        post_edit.extra = {**post_edit.extra, "highlight_edits": highlight_edits(post_edit.start_text, spans, events)}
 
     for name in EFFORT_FIELDS:
         setattr(post_edit, name, getattr(effort, name))

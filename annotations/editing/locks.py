@@ -11,7 +11,7 @@ re-sent concurrently is stored once and a double-clicked submit gives one result
 
 import uuid
 
-from annotations.editing.errors import UnknownPage
+from annotations.editing.errors import UnknownVisit
 from annotations.models import Assignment, PostEdit, Visit
 
 
@@ -27,7 +27,7 @@ def visit_of(post_edit: PostEdit, page_id: uuid.UUID | str) -> Visit:
     try:
         return post_edit.visits.get(page_id=page_id)
     except (Visit.DoesNotExist, ValueError):
-        raise UnknownPage(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
+        raise UnknownVisit(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}") from None
 
 
 def is_closed(post_edit: PostEdit) -> bool:

@@ -86,7 +86,7 @@ class ItemRow:
     # A long finished-study table: what each condition's post-editors started from (and the row
     # that says so), keyed by condition; the store turns it into outputs once it knows which
     # output each condition shows.
-    started_from: dict[str, tuple[str, Origin]] = field(default_factory=dict)
+    start_texts: dict[str, tuple[str, Origin]] = field(default_factory=dict)
     # No model_output column: the item's first output becomes its model output.
     model_output_from_outputs: bool = False
 

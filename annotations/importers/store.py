@@ -291,7 +291,7 @@ def _normalize_line_endings(plan: ImportPlan, report: ImportReport) -> None:
                 ]
         row.references = endings.texts_in(row.references)
         row.gold_edits = endings.texts_in(row.gold_edits)
-        row.started_from = {key: (endings.text(text), at) for key, (text, at) in row.started_from.items()}
+        row.start_texts = {key: (endings.text(text), at) for key, (text, at) in row.start_texts.items()}
     for post_edit in plan.post_edits:
         normalized, crlf, cr = normalize_line_endings(post_edit.text)
         if crlf or cr:
@@ -364,7 +364,7 @@ def _conditions(project: Project, plan: ImportPlan) -> tuple[dict[str, Condition
 
 def _shown_output(name: str, plan: ImportPlan) -> tuple[bool, str | None]:
     """(whether the file tells, the output condition `name` showed: None for an empty editor)."""
-    texts = [row.started_from[name][0] for row in plan.items if name in row.started_from]
+    texts = [row.start_texts[name][0] for row in plan.items if name in row.start_texts]
     if texts:
         return True, (name if any(texts) else None)
     if any(name in row.outputs for row in plan.items):
@@ -373,10 +373,10 @@ def _shown_output(name: str, plan: ImportPlan) -> tuple[bool, str | None]:
 
 
 def _starting_texts(plan: ImportPlan, declared: dict[str, Condition]) -> dict[tuple[str, str], str]:
-    """The text each post-edit with a condition started from (its PostEdit.original_text); fills
+    """The text each post-edit with a condition started from (its PostEdit.start_override); fills
     items' outputs from a start_text column and model outputs left to the outputs."""
     for row in plan.items:
-        for name, (text, origin) in row.started_from.items():
+        for name, (text, origin) in row.start_texts.items():
             output = declared[name].output
             if output is None:
                 if text:
@@ -587,7 +587,7 @@ def _create_post_edits(
                 submitted_at=now,
                 extra=row.extra,
                 condition=row.condition,
-                original_text=starts.get((row.external_id, row.annotator)),
+                start_override=starts.get((row.external_id, row.annotator)),
                 **row.effort,
             )
             for assignment, row in zip(assignments, rows, strict=True)

@@ -183,7 +183,7 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
             continue
         post_edit = _post_edit(values, item.external_id, origin, extra=rest)
         if "start_text" in values:
-            _started_from(item, post_edit, values, origin)
+            _start_text_of(item, post_edit, values, origin)
         known = items.setdefault(item.external_id, item)
         if known is item:
             plan.items.append(item)
@@ -410,7 +410,7 @@ def _highlights(values: dict[str, Any], origin: Origin) -> dict[str, list]:
     return found
 
 
-def _started_from(item: ItemRow, post_edit: PostEditRow, values: dict[str, Any], origin: Origin) -> None:
+def _start_text_of(item: ItemRow, post_edit: PostEditRow, values: dict[str, Any], origin: Origin) -> None:
     """Record what this row's post-editor started from under their condition (a long table)."""
     text = _text(values, "start_text", origin)
     if not post_edit.condition:
@@ -420,7 +420,7 @@ def _started_from(item: ItemRow, post_edit: PostEditRow, values: dict[str, Any],
             line=origin.line,
             field="condition",
         )
-    item.started_from[post_edit.condition] = (text, origin)
+    item.start_texts[post_edit.condition] = (text, origin)
 
 
 def _same_item(known: ItemRow, item: ItemRow, resolved: dict[str, str]) -> None:
@@ -434,8 +434,8 @@ def _same_item(known: ItemRow, item: ItemRow, resolved: dict[str, str]) -> None:
                 line=item.origin.line,
                 field=resolved.get(name, name),
             )
-    for condition, (text, origin) in item.started_from.items():
-        first = known.started_from.setdefault(condition, (text, origin))
+    for condition, (text, origin) in item.start_texts.items():
+        first = known.start_texts.setdefault(condition, (text, origin))
         if first[0] != text:
             raise ImportDataError(
                 f"item {item.external_id!r} started from another text under condition {condition!r} than at "

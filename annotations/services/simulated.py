@@ -112,6 +112,6 @@ def post_edit_create_simulated(
             origin=PostEdit.SIMULATED,
             origin_detail={"scenario": scenario, "settings_key": key, **dict(provenance)},
             condition=scenario,
-            original_text=start_text,
+            start_override=start_text,
             submitted_at=now,
         )

@@ -229,7 +229,7 @@ def diff(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _visible_assignment(request, assignment_id)
     post_edit = PostEdit.objects.filter(assignment=assignment).first()
     # Before the editor opened it: what the condition will show, nothing it hides (selectors.start_shown).
-    original = start_shown(assignment=assignment) if post_edit is None else post_edit.original
+    original = start_shown(assignment=assignment) if post_edit is None else post_edit.start_text
     submitted = assignment.status == Assignment.SUBMITTED
     if post_edit is None:
         edited = original

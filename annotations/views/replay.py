@@ -29,7 +29,7 @@ def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int
             {
                 "seq": step.seq,
                 "t": round(event.t_ms),
-                "page": event.page[:8],
+                "page": event.visit[:8],
                 "kind": step.kind,
                 "start": step.start,
                 "end": step.end,
@@ -48,9 +48,9 @@ def post_edit_replay(request: HttpRequest, pk: int) -> HttpResponse:
         PostEdit.objects.select_related("assignment__item__project", "assignment__annotator"), pk=pk
     )
     events = stored_log(post_edit)
-    steps, divergence_step = replay_steps(post_edit.original, events)
+    steps, divergence_step = replay_steps(post_edit.start_text, events)
     final_text = post_edit.text if post_edit.submitted_at else None
-    result = replay(post_edit.original, events, final_text=final_text)
+    result = replay(post_edit.start_text, events, final_text=final_text)
     return render(
         request,
         "annotations/replay.html",
@@ -60,7 +60,7 @@ def post_edit_replay(request: HttpRequest, pk: int) -> HttpResponse:
             "step_count": len(steps),
             "event_count": len(events),
             "replay_data": {
-                "original": post_edit.original,
+                "original": post_edit.start_text,
                 "steps": steps,
                 "divergence_step": divergence_step,
             },

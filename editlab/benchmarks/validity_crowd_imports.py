@@ -59,7 +59,7 @@ def _editor_round(client, user, item) -> str:
 
     assignment = Assignment.objects.create(item=item, annotator=user)
     post_edit, visit = post_edit_open(assignment=assignment, user=user)
-    text, page = post_edit.original, str(visit.page_id)
+    text, page = post_edit.start_text, str(visit.page_id)
     load = {"seq": 0, "t": 0, "k": "load", "data": text, "len": utf16_len(text), "state": "visible"}
     answers = [
         _post(client, reverse("api-post-edit-events", args=[post_edit.pk]), {"page_id": page, "events": [load]}),

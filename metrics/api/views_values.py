@@ -33,7 +33,7 @@ ERRORS = error_responses(400, 403, _403="Not logged in, or not a researcher or a
 NOT_FOUND = error_responses(404, _404="No such project or job.")
 
 
-class ValuesApiView(APIView):
+class ValuesApi(APIView):
     permission_classes = [IsAuthenticated, AdminOrResearcher]
 
 
@@ -71,7 +71,7 @@ def _job_data(job: MetricJob) -> dict:
     return s.MetricJobOutputSerializer(job, context={"activity": job_activity(job)}).data
 
 
-class MetricValueListApi(ValuesApiView):
+class MetricValueListApi(ValuesApi):
     @extend_schema(
         tags=TAGS,
         summary="List stored metric values (paginated), filtered by project, metric, variant, annotator",
@@ -85,7 +85,7 @@ class MetricValueListApi(ValuesApiView):
         return paginator.get_paginated_response(s.MetricValueOutputSerializer(page, many=True).data)
 
 
-class MetricJobCreateApi(ValuesApiView):
+class MetricJobCreateApi(ValuesApi):
     @extend_schema(
         tags=TAGS,
         summary="Start a job computing the project's missing and stale metric values",
@@ -106,7 +106,7 @@ class MetricJobCreateApi(ValuesApiView):
         return Response(_job_data(job), status=status.HTTP_202_ACCEPTED)
 
 
-class MetricJobDetailApi(ValuesApiView):
+class MetricJobDetailApi(ValuesApi):
     @extend_schema(
         tags=TAGS,
         summary="A metric job's status and progress",
@@ -117,7 +117,7 @@ class MetricJobDetailApi(ValuesApiView):
         return Response(_job_data(job))
 
 
-class MetricJobRetryApi(ValuesApiView):
+class MetricJobRetryApi(ValuesApi):
     @extend_schema(
         tags=TAGS,
         summary="Retry a failed metric job (computes only what is still missing)",
@@ -137,7 +137,7 @@ class _FormatIsOurs(DefaultContentNegotiation):
         URL_FORMAT_OVERRIDE = None
 
 
-class ProjectExportApi(ValuesApiView):
+class ProjectExportApi(ValuesApi):
     content_negotiation_class = _FormatIsOurs
 
     @extend_schema(

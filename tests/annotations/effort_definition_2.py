@@ -27,7 +27,7 @@ def is_undo_shortcut(event: LogEvent) -> bool:
 
 
 @dataclass
-class _PageKeys:
+class _VisitKeys:
     """What one page load's key counting remembers between events."""
 
     composing: bool = False
@@ -45,10 +45,10 @@ def count_keys(events: Iterable[LogEvent], *, committed_compositions: Collection
     inserted (annotations.replay.ReplayResult.committed_compositions).
     """
     counts = dict.fromkeys((*KEY_CLASSES, "copy", "cut", "paste", "undo_redo", "uncorroborated_keys"), 0)
-    pages: dict[str, _PageKeys] = {}
+    pages: dict[str, _VisitKeys] = {}
     undo_key_pending = False
 
-    def settle(state: _PageKeys) -> None:
+    def settle(state: _VisitKeys) -> None:
         if state.typing_class is None:
             return
         if state.changed:
@@ -58,7 +58,7 @@ def count_keys(events: Iterable[LogEvent], *, committed_compositions: Collection
         state.typing_class = None
 
     for event in events:
-        state = pages.setdefault(event.page, _PageKeys())
+        state = pages.setdefault(event.visit, _VisitKeys())
         kind = event.kind
         if kind == "keydown":
             settle(state)

@@ -137,7 +137,7 @@ def test_a_participant_joins_edits_a_document_in_context_and_gets_the_completion
     edited, _ = assert_submitted(d0s0, "The cat sat down.")
     counts = {name: getattr(edited, name) for name in ("letters", "spaces", "symbols", "erase", "navigation")}
     assert counts == {"letters": 4, "spaces": 1, "symbols": 1, "erase": 1, "navigation": 1}
-    assert edited.original_text == "The cat sat."
+    assert edited.start_override == "The cat sat."
     untouched, _ = assert_submitted(d1s0, "A dog ran.")
     assert untouched.keystrokes == 0
     assert [(e["label"], e["edited"]) for e in untouched.extra["highlight_edits"]] == [("minor", False)]

@@ -318,7 +318,7 @@ def _check_invariants(session: Session, tolerance: int) -> None:
         assert 0 <= post_edit.clock_tolerance_ms <= tolerance
         assert granted_tolerance_ms(post_edit) == post_edit.clock_tolerance_ms
         events = stored_log(post_edit)
-        assert post_edit.replay_ok and replay(post_edit.original, events, final_text=post_edit.text).ok
+        assert post_edit.replay_ok and replay(post_edit.start_text, events, final_text=post_edit.text).ok
     # The analysis recomputes active time with the bound the submit applied.
     if submitted:
         threshold_s = submitted[0].assignment.item.project.idle_threshold_ms / 1000

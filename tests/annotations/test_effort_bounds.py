@@ -23,7 +23,7 @@ from annotations.effort import (
     derive_effort,
     find_keys,
     most_keys_in,
-    page_clocks,
+    visit_clocks,
 )
 from annotations.models import Assignment, PostEdit
 from annotations.replay import replay
@@ -167,7 +167,7 @@ def test_keys_beyond_the_server_bound_lie_at_its_end():
     assert effort.wall_ms == 1000
     # 10 keys before the cut (100..1000 ms), then 50 at the cut: 50 in the window (0, 1000] in all.
     assert (effort.navigation, effort.rate_excess_keys) == (50, 10)
-    clocks = page_clocks(events, {"p1": 1000})
+    clocks = visit_clocks(events, {"p1": 1000})
     assert clocks == {"p1": (0.0, 0.0, 1000.0)}
 
 
@@ -309,14 +309,14 @@ def test_a_lying_log_counts_within_the_rate_bound_and_still_replays_exactly(acti
     if limits is not None:
         spans = {}
         left = limits
-        for page, (_, _, span) in page_clocks(stream.events).items():
+        for page, (_, _, span) in visit_clocks(stream.events).items():
             spans[page] = min(span, left)
             left -= spans[page]
     found = find_keys(
         stream.events,
         committed_compositions=result.committed_compositions,
         noop_inputs=result.noop_inputs,
-        clocks=page_clocks(stream.events, spans),
+        clocks=visit_clocks(stream.events, spans),
     )
     assert len(found.counted) == effort.allkeys
     assert_within_the_bound(found.counted)

@@ -434,10 +434,10 @@ def test_a_divemt_like_study_imports_with_its_conditions_documents_and_starting_
         for pe in PostEdit.objects.filter(assignment__item=item).select_related("assignment__annotator")
     }
     t1, t2, t3 = by_annotator["ita_t1"], by_annotator["ita_t2"], by_annotator["ita_t3"]
-    assert (t1.condition, t1.original_text, t1.assignment.condition) == ("ht", "", "ht")
+    assert (t1.condition, t1.start_override, t1.assignment.condition) == ("ht", "", "ht")
     assert t1.text == 'Il museo "Civico" apre alle nove nei giorni feriali.'
-    assert (t2.condition, t2.original_text) == ("pe1", "Il museo apre alle nove nei giorni feriali.")
-    assert (t3.condition, t3.original, t3.wall_ms) == ("pe2", item.outputs["pe2"], 22000)
+    assert (t2.condition, t2.start_override) == ("pe1", "Il museo apre alle nove nei giorni feriali.")
+    assert (t3.condition, t3.start_text, t3.wall_ms) == ("pe2", item.outputs["pe2"], 22000)
     assert t1.extra["per_subject_visit_order"] == 1 and t1.extra["translation_type"] == "ht"
     assert {d: sorted(p) for d, p in _documents(project).items()} == {"1": [1, 2], "2": [3, 4], "3": [5, 6]}
 
@@ -492,7 +492,7 @@ def test_declared_conditions_are_used_and_their_output_must_exist(tmp_path, proj
 
     import_items(project=project, fmt="table", path=write(tmp_path, "ok.csv", ok), mapping=mapping)
 
-    starts = dict(PostEdit.objects.values_list("assignment__annotator__username", "original_text"))
+    starts = dict(PostEdit.objects.values_list("assignment__annotator__username", "start_override"))
     assert starts == {"lena": "Ciao.", "max": ""}
     project.refresh_from_db()
     assert len(project.conditions) == 2  # nothing new declared

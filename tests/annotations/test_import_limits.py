@@ -41,7 +41,7 @@ def _edit_as_the_editor(client: Client, user, item: Item) -> list:
     """Open the item, send its load event, save a draft and submit it unchanged: the answers."""
     assignment = Assignment.objects.create(item=item, annotator=user)
     post_edit, visit = post_edit_open(assignment=assignment, user=user)
-    text = post_edit.original
+    text = post_edit.start_text
     load = {"seq": 0, "t": 0, "k": "load", "data": text, "len": utf16_len(text), "state": "visible"}
     page = str(visit.page_id)
     return [

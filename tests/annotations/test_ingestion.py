@@ -440,14 +440,14 @@ def test_every_value_is_stored_exactly_as_sent(annotator, annotator_client):
         row[0]: row[1:]
         for row in EditEvent.objects.values_list(
             "seq", "t_ms", "kind", "key", "code", "modifiers", "repeat", "input_type", "sel_start", "sel_end",
-            "data", "deleted", "length_after", "extra",
+            "data", "length_after", "extra",
         )
     }  # fmt: skip
     assert stored == {
-        0: (0.1, "load", "", "", 0, False, "", None, None, tricky, "", 90, {"state": "hidden"}),
-        1: (1021.37, "keydown", "'", "Quote", 15, True, "", None, None, "", "", None, {}),
-        2: (1021.3700000000001, "beforeinput", "", "", 0, False, "insertText", 0, 2147483647, "", "", None, {}),
-        3: (9999999999.999, "input", "", "", 0, False, "insertText", 5, None, "", "", 0, {"f": True}),
-        4: (1e10, "focus", "", "", 0, False, "", None, None, "", "", None, {"src": "textarea"}),
+        0: (0.1, "load", "", "", 0, False, "", None, None, tricky, 90, {"state": "hidden"}),
+        1: (1021.37, "keydown", "'", "Quote", 15, True, "", None, None, "", None, {}),
+        2: (1021.3700000000001, "beforeinput", "", "", 0, False, "insertText", 0, 2147483647, "", None, {}),
+        3: (9999999999.999, "input", "", "", 0, False, "insertText", 5, None, "", 0, {"f": True}),
+        4: (1e10, "focus", "", "", 0, False, "", None, None, "", None, {"src": "textarea"}),
     }
     assert stored_log(post_edit) == wire(events, page=str(visit.page_id))

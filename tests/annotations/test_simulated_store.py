@@ -25,7 +25,7 @@ def test_stores_a_submitted_simulated_post_edit_without_effort():
     assert pe.origin == PostEdit.SIMULATED
     assert pe.condition == "fast" and pe.assignment.condition == "fast"
     assert pe.assignment.status == Assignment.SUBMITTED
-    assert pe.text == "edited" and pe.original == "the output"
+    assert pe.text == "edited" and pe.start_text == "the output"
     assert pe.origin_detail["model"] == "m" and pe.origin_detail["scenario"] == "fast"
     assert pe.wall_ms is None and pe.active_ms is None and pe.keystrokes is None
     assert not pe.assignment.annotator.is_active

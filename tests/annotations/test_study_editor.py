@@ -41,13 +41,13 @@ def opened(annotator, condition: str, **item_fields):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("condition", "text", "original_text"),
+    ("condition", "text", "start_override"),
     [("mt", OUTPUT, OUTPUT), ("scratch", "", ""), ("", "unused default", None)],
 )
-def test_the_condition_fixes_the_starting_text(annotator, condition, text, original_text):
+def test_the_condition_fixes_the_starting_text(annotator, condition, text, start_override):
     post_edit, visit = opened(annotator, condition)
-    assert (post_edit.condition, post_edit.draft_text, post_edit.original_text) == (condition, text, original_text)
-    assert post_edit.original == text
+    assert (post_edit.condition, post_edit.draft_text, post_edit.start_override) == (condition, text, start_override)
+    assert post_edit.start_text == text
     assert editor_config(post_edit=post_edit, visit=visit, csrf_token="t")["original"] == text
     assert post_edit.flags == []
 
@@ -59,17 +59,17 @@ def test_changing_the_project_later_does_not_change_an_opened_post_edit(annotato
     project.conditions = [{"name": "mt", "output": "sysB", "highlights": False}]
     project.save()
     again, _ = post_edit_open(assignment=post_edit.assignment, user=annotator)
-    assert again.original == OUTPUT
+    assert again.start_text == OUTPUT
 
 
 @pytest.mark.django_db
 def test_a_missing_output_or_an_undeclared_condition_starts_empty_and_is_flagged(annotator):
     # Never another system's output (sysB, or the model output) under a condition that shows sysA.
     post_edit, _ = opened(annotator, "mt", outputs={"sysB": "x"})
-    assert (post_edit.draft_text, post_edit.original) == ("", "")
+    assert (post_edit.draft_text, post_edit.start_text) == ("", "")
     assert post_edit.flags == ["condition_output_missing"]
     post_edit, _ = opened(annotator, "gone")
-    assert (post_edit.draft_text, post_edit.original_text) == ("", "")
+    assert (post_edit.draft_text, post_edit.start_override) == ("", "")
     assert post_edit.flags == ["condition_unknown"]
 
 

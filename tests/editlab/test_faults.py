@@ -117,7 +117,7 @@ def test_a_draft_cut_by_the_database_keeps_the_stored_version(annotator, annotat
 
     assert cut.status_code == 503
     post_edit.refresh_from_db()
-    assert (post_edit.draft_text, post_edit.version) == (post_edit.original, 0)
+    assert (post_edit.draft_text, post_edit.version) == (post_edit.start_text, 0)
     monkeypatch.undo()
     saved = post_json(annotator_client, url("draft", post_edit), payload)
     assert saved.json() == {"version": 1}

@@ -20,14 +20,14 @@ def edits():
     scratch = SubmittedPostEditFactory(
         assignment__item__project=project,
         assignment__item__model_output="unrelated model output",
-        original_text="",
+        start_override="",
         condition="scratch",
         text="abc",
     )
     system = SubmittedPostEditFactory(
         assignment__item__project=project,
         assignment__item__model_output="unrelated model output",
-        original_text="abd",
+        start_override="abd",
         condition="sysA",
         text="abc",
     )
