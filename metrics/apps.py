@@ -15,7 +15,7 @@ class MetricsConfig(AppConfig):
             cache_dir=settings.EDITLAB_CACHE_DIR,
             bertscore_model=settings.EDITLAB_BERTSCORE_MODEL,
             bertscore_layers=settings.EDITLAB_BERTSCORE_LAYERS,
-            workers=settings.EDITLAB_METRIC_WORKERS,
+            processes=settings.EDITLAB_METRIC_PROCESSES,
         )
         # Registers how metric jobs are enqueued (metrics.jobs.use_queue).
         from metrics import tasks  # noqa: F401

@@ -80,10 +80,6 @@ class Coverage:
     missing: int = 0
     not_applicable: int = 0  # no references (with_references) or no gold edits (gold-based)
 
-    @property
-    def to_compute(self) -> int:
-        return self.stale + self.missing
-
 
 @dataclass
 class ComputePlan:
@@ -310,7 +306,7 @@ def metric_values_score(
     post_edit_ids: Sequence[int],
     variant: str,
     names: Sequence[str],
-    workers: int | None = None,
+    processes: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ScoredChunk:
     """Score one chunk from the texts stored now (a post-edit deleted since planning is left out).
@@ -322,7 +318,7 @@ def metric_values_score(
     if rows:
         try:
             scores = text_metrics.score_pairs(
-                [_pair(row) for row in rows], list(names), variant=variant, workers=workers, progress=progress
+                [_pair(row) for row in rows], list(names), variant=variant, processes=processes, progress=progress
             )
         except text_metrics.MetricFailed as exc:
             # The chunk's index means nothing to a researcher; the post-edit's id does.
@@ -348,7 +344,7 @@ def metric_values_compute(
     post_edits: QuerySet[PostEdit] | None = None,
     progress: ProgressCallback | None = None,
     chunk_size: int | None = None,
-    workers: int | None = None,
+    processes: int | None = None,
 ) -> ComputeReport:
     """Compute the missing and stale metric values of the project's submitted post-edits, in this process.
 
@@ -366,7 +362,7 @@ def metric_values_compute(
     ticker = _Ticker(total=total, progress=progress)
     for variant, names, ids in plan.batches(chunk_size):
         scored = metric_values_score(
-            post_edit_ids=ids, variant=variant, names=names, workers=workers, progress=ticker.within
+            post_edit_ids=ids, variant=variant, names=names, processes=processes, progress=ticker.within
         )
         report.computed += metric_values_store(scored=scored)
         ticker.chunk_done(len(ids) * len(names))

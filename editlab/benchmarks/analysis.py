@@ -150,7 +150,7 @@ def iwslt(workers: int | None) -> dict:
 
     import_items(project="IWSLT2019", fmt="pet", path=IWSLT2019, create_project=True)
     project = Project.objects.get(name="IWSLT2019")
-    metric_values_compute(project=project, metrics=EFFORT_SUITE, workers=workers)
+    metric_values_compute(project=project, metrics=EFFORT_SUITE, processes=workers)
     load = os.getloadavg()[0]
     clear_cache()
     timings = {}

@@ -53,7 +53,7 @@ def study(workers: int | None) -> dict:
     project = Project.objects.get(name="IWSLT2019")
 
     start = time.perf_counter()
-    first = metric_values_compute(project=project, metrics=EFFORT_SUITE, workers=workers)
+    first = metric_values_compute(project=project, metrics=EFFORT_SUITE, processes=workers)
     first_s = time.perf_counter() - start
     per_metric = {}
     # Per-metric cost (one variant, in-process, 500 pairs) shows where the time goes.
@@ -69,11 +69,11 @@ def study(workers: int | None) -> dict:
     for variant in ("plain", "with_references"):
         for name in EFFORT_SUITE:
             t0 = time.perf_counter()
-            score_pairs(sample, [name], variant=variant, workers=1)
+            score_pairs(sample, [name], variant=variant, processes=1)
             per_metric[(name, variant)] = (time.perf_counter() - t0) / len(sample) * 1000
 
     start = time.perf_counter()
-    second = metric_values_compute(project=project, metrics=EFFORT_SUITE, workers=workers)
+    second = metric_values_compute(project=project, metrics=EFFORT_SUITE, processes=workers)
     second_s = time.perf_counter() - start
     return {
         "import_s": imported,

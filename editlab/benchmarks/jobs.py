@@ -6,7 +6,7 @@
 
 1. Imports ../shared/data/iwslt2019 (5,235 post-edits) into the database (migrated here).
 2. For each worker count, `--repeat` times: removes every stored value, starts that many
-   `manage.py db_worker` processes (EDITLAB_METRIC_WORKERS=1: one core each, no pool), waits until
+   `manage.py db_worker` processes (EDITLAB_METRIC_PROCESSES=1: one core each, no pool), waits until
    they run, starts a job for the effort suite (one variant) and waits for it to finish. The job's time
    runs from its first chunk's claim to its last chunk's end (the plan and the workers' start-up are
    reported apart); values/s per worker come from the chunks' own claim and finish times.
@@ -69,7 +69,7 @@ def _env(database_url: str, chunk_size: int) -> dict[str, str]:
     env.update(
         DATABASE_URL=database_url,
         TASKS_BACKEND="database",
-        EDITLAB_METRIC_WORKERS="1",
+        EDITLAB_METRIC_PROCESSES="1",
         EDITLAB_METRIC_CHUNK_SIZE=str(chunk_size),
         DEBUG=env.get("DEBUG", "1"),
         LOG_LEVEL="WARNING",
@@ -292,7 +292,7 @@ def main() -> None:
             f"before → after each run in the tables), PostgreSQL ({_pg_settings()}) "
             f"on the same machine; IWSLT2019 ({PostEdit.objects.filter(assignment__item__project=project).count():,} "
             f"post-edits), effort suite ({', '.join(EFFORT_SUITE)}), variant {args.variant}, chunks of "
-            f"{args.chunk_size} post-edits, one core per worker (EDITLAB_METRIC_WORKERS=1).",
+            f"{args.chunk_size} post-edits, one core per worker (EDITLAB_METRIC_PROCESSES=1).",
             "",
         ]
         if not args.skip_jobs:

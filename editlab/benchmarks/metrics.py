@@ -298,7 +298,7 @@ def main() -> None:
         parser.error("--repeat must be at least 1")
 
     from metrics.text import EFFORT_SUITE, Pair, score_pairs
-    from metrics.text.config import worker_count
+    from metrics.text.config import process_count
 
     load_before = os.getloadavg()
     pairs = load_pairs(args.data)[: args.limit]
@@ -310,14 +310,14 @@ def main() -> None:
     load_compression = os.getloadavg()
 
     # 2. the effort suite, between two measurements of the machine's parallel capacity
-    capacity_before = parallel_capacity(worker_count())
+    capacity_before = parallel_capacity(process_count())
     plain, plain_s = plain_effort_loop(pairs)
     start = time.perf_counter()
     engine = score_pairs([Pair(a, b) for a, b in pairs], list(EFFORT_SUITE))
     engine_s = time.perf_counter() - start
     for name in EFFORT_SUITE:
         assert engine[name] == plain[name], f"{name} differs between score_pairs and the plain loop"
-    capacity_after = parallel_capacity(worker_count())
+    capacity_after = parallel_capacity(process_count())
 
     # 3. a million characters
     million = million_rounds(args.data, args.repeat)
@@ -393,16 +393,16 @@ def main() -> None:
         (
             f"effort suite ({len(EFFORT_SUITE)} metrics), {len(pairs):,} pairs end to end",
             f"{plain_s:.1f} s",
-            f"{engine_s:.1f} s ({worker_count()} processes)",
+            f"{engine_s:.1f} s ({process_count()} processes)",
             f"{plain_s / engine_s:.2f}x",
             "1.8x",
         ),
         (
-            f"(calibration) {worker_count()} CPU-bound processes vs 1, before / after the suite",
+            f"(calibration) {process_count()} CPU-bound processes vs 1, before / after the suite",
             "",
             "",
             f"{capacity_before:.2f}x / {capacity_after:.2f}x",
-            f"{worker_count()}x if the cores are free",
+            f"{process_count()}x if the cores are free",
         ),
         (
             "compression, two 1,000,000-character texts (fresh process each)",
@@ -439,7 +439,7 @@ def main() -> None:
         "every implementation: the published package with pydivsufsort's default OpenMP team (one thread per "
         "core; on a busy machine its idle threads spinning between calls cost dearly, hence the row on one "
         "thread, measured after the others, as the fallback sets it); the compiled code uses no OpenMP. The plain loop calls the engine's own compression function, so the suite's row "
-        f"measures how score_pairs runs the work: {worker_count()} processes (the caller works while the others "
+        f"measures how score_pairs runs the work: {process_count()} processes (the caller works while the others "
         f"start), and each of the {len(set(pairs)):,} distinct pairs scored once (the plain loop scores all "
         f"{len(pairs):,}). Peak memory: rise of the process's peak RSS during the call (median of the runs). "
         "CPU time per pair (the process's, all threads; median), less distorted by other jobs than wall time: "

@@ -8,6 +8,7 @@ from django.db import connections, router
 from django.http import HttpRequest
 
 from annotations.roles import remember_groups
+from editlab import limits
 from editlab.client_address import client_address
 from editlab.db import column
 from editlab.logins.services import LoginAttempt, login_attempt_begin, login_attempt_succeeded
@@ -66,7 +67,7 @@ def _user_by_pk(user_id):
         pk = users._meta.pk.to_python(user_id)
     except (TypeError, ValueError, ValidationError):  # not an id: the ORM would not find it either
         return None
-    if not isinstance(pk, int) or not 0 < pk <= 2**63 - 1:
+    if not isinstance(pk, int) or not 0 < pk <= limits.MAX_ID:
         return None
     alias = router.db_for_read(users)
     connection = connections[alias]

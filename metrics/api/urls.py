@@ -6,13 +6,17 @@ urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
     path("metric-values/", views_values.MetricValueListApi.as_view(), name="api-metric-values"),
     path(
-        "projects/<int:pk>/metric-jobs/create/", views_values.MetricJobCreateApi.as_view(), name="api-metric-job-create"
+        "projects/<int:project_id>/metric-jobs/create/",
+        views_values.MetricJobCreateApi.as_view(),
+        name="api-metric-job-create",
     ),
-    path("metric-jobs/<int:pk>/", views_values.MetricJobDetailApi.as_view(), name="api-metric-job"),
-    path("metric-jobs/<int:pk>/retry/", views_values.MetricJobRetryApi.as_view(), name="api-metric-job-retry"),
-    path("projects/<int:pk>/export/", views_values.ProjectExportApi.as_view(), name="api-project-export"),
+    path("metric-jobs/<int:job_id>/", views_values.MetricJobDetailApi.as_view(), name="api-metric-job"),
+    path("metric-jobs/<int:job_id>/retry/", views_values.MetricJobRetryApi.as_view(), name="api-metric-job-retry"),
+    path("projects/<int:project_id>/export/", views_values.ProjectExportApi.as_view(), name="api-project-export"),
     # Analysis results (metrics/api/views_analysis.py).
-    path("projects/<int:pk>/analysis/", views_analysis.ProjectAnalysisApi.as_view(), name="api-project-analysis"),
+    path(
+        "projects/<int:project_id>/analysis/", views_analysis.ProjectAnalysisApi.as_view(), name="api-project-analysis"
+    ),
     # Gold-based metrics, editlab's means and EditEval's figures (metrics/api/views_gold.py).
-    path("projects/<int:pk>/gold/", views_gold.ProjectGoldApi.as_view(), name="api-project-gold"),
+    path("projects/<int:project_id>/gold/", views_gold.ProjectGoldApi.as_view(), name="api-project-gold"),
 ]

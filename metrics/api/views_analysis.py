@@ -53,8 +53,8 @@ class ProjectAnalysisApi(APIView):
             ),
         },
     )
-    def get(self, request: Request, pk: int) -> Response:
-        project = project_get(project_id=pk)
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get(project_id=project_id)
         if project is None:
             raise NotFound("No such project.")
         params = validated(AnalysisOptionsSerializer, request.query_params)

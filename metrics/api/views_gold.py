@@ -1,4 +1,4 @@
-"""GET /api/projects/<pk>/gold/: the gold-metric table of a selection of the project's post-edits.
+"""GET /api/projects/<project_id>/gold/: the gold-metric table of a selection of the project's post-edits.
 
 Read-only, admins and researchers only (annotators 403), session or token authentication, like the analysis
 API. The same function (metrics.gold_figures.gold_table_build) fills the report page's table.
@@ -38,8 +38,8 @@ class ProjectGoldApi(APIView):
             **error_responses(400, 403, 404, _403="Not logged in, or not a researcher/admin.", _404="No such project."),
         },
     )
-    def get(self, request: Request, pk: int) -> Response:
-        project = project_get(project_id=pk)
+    def get(self, request: Request, project_id: int) -> Response:
+        project = project_get(project_id=project_id)
         if project is None:
             raise NotFound("No such project.")
         params = validated(s.GoldQuerySerializer, request.query_params)

@@ -94,8 +94,8 @@ class MetricJobCreateApi(ValuesApi):
         request=s.MetricJobInputSerializer,
         responses={202: s.MetricJobOutputSerializer, **ERRORS, **NOT_FOUND},
     )
-    def post(self, request: Request, pk: int) -> Response:
-        project = get_object_or_404(Project, pk=pk)
+    def post(self, request: Request, project_id: int) -> Response:
+        project = get_object_or_404(Project, pk=project_id)
         data = validated(s.MetricJobInputSerializer, request.data)
         job = metric_job_create(
             project=project,
@@ -112,8 +112,8 @@ class MetricJobDetailApi(ValuesApi):
         summary="A metric job's status and progress",
         responses={200: s.MetricJobOutputSerializer, **ERRORS, **NOT_FOUND},
     )
-    def get(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(MetricJob.objects.select_related("created_by"), pk=pk)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(MetricJob.objects.select_related("created_by"), pk=job_id)
         return Response(_job_data(job))
 
 
@@ -124,8 +124,8 @@ class MetricJobRetryApi(ValuesApi):
         request=None,
         responses={202: s.MetricJobOutputSerializer, **ERRORS, **NOT_FOUND},
     )
-    def post(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(MetricJob, pk=pk)
+    def post(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(MetricJob, pk=job_id)
         job = metric_job_retry(job=job)
         return Response(_job_data(job), status=status.HTTP_202_ACCEPTED)
 
@@ -152,8 +152,8 @@ class ProjectExportApi(ValuesApi):
             **NOT_FOUND,
         },
     )
-    def get(self, request: Request, pk: int):
-        project = get_object_or_404(Project, pk=pk)
+    def get(self, request: Request, project_id: int):
+        project = get_object_or_404(Project, pk=project_id)
         params = validated(s.ExportInputSerializer, request.query_params)
         fmt = params["format"]
         spec = export_spec(project=project, include_practice=params["include_practice"])

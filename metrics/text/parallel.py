@@ -18,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from .config import CONFIG, configure, worker_count
+from .config import CONFIG, configure, process_count
 from .registry import METRICS, Metric, MetricFailed, MetricUnavailable
 
 VARIANTS = ("plain", "with_references")
@@ -112,7 +112,7 @@ def score_pairs(
     metrics: Sequence[str],
     *,
     variant: str = "plain",
-    workers: int | None = None,
+    processes: int | None = None,
     progress: Callable[[int], object] | None = None,
 ) -> dict[str, list[float | None]]:
     """Every requested metric on every pair, values in input order; None where a pair lacks what the metric
@@ -131,7 +131,7 @@ def score_pairs(
     results: dict[str, list[float | None]] = {}
     try:
         if per_pair:
-            results.update(_score_per_pair(distinct, per_pair, variant, worker_count(workers), progress))
+            results.update(_score_per_pair(distinct, per_pair, variant, process_count(processes), progress))
         for name in batched:
             results[name] = _score_bertscore(distinct, variant, progress)
     except MetricFailed as exc:

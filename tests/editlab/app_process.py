@@ -40,7 +40,7 @@ def process_env(database: Path, **extra: str) -> dict[str, str]:
         DEBUG="1",
         DATABASE_URL=f"sqlite:///{database}",
         DJANGO_SETTINGS_MODULE="editlab.settings",
-        EDITLAB_METRIC_WORKERS="1",  # no worker pool: a killed process leaves no orphans
+        EDITLAB_METRIC_PROCESSES="1",  # no worker pool: a killed process leaves no orphans
         PYTHONUNBUFFERED="1",
         TASKS_BACKEND="immediate",  # a script's job runs before the script exits
     )

@@ -94,10 +94,13 @@ def world(annotator, other_annotator, admin_user) -> dict[str, int]:
     }
 
 
-def _real_id(path: str, world: dict[str, int]) -> int | None:
-    if "{id}" not in path:
+def _real_id(path: str, world: dict[str, int]) -> dict[str, int] | None:
+    """The path parameter of `path` (`{project_id}`, `{job_id}`...; the first one) set to a real id."""
+    segments = path.split("/")
+    parameter = next((part[1:-1] for part in segments if part.startswith("{")), None)
+    if parameter is None:
         return None
-    return world[path.split("/")[2]]
+    return {parameter: world[segments[2]]}
 
 
 def _fuzz(
@@ -105,13 +108,13 @@ def _fuzz(
     *,
     headers: dict[str, str],
     cookies: dict[str, str],
-    real_id: int | None,
+    real_id: dict[str, int] | None,
     record: Callable[[str], None],
     statuses: Counter,
 ) -> None:
     strategy = operation.as_strategy()
     if real_id is not None:
-        strategy = st.one_of(strategy, operation.as_strategy(path_parameters={"id": real_id}))
+        strategy = st.one_of(strategy, operation.as_strategy(path_parameters=real_id))
 
     @settings(
         max_examples=EXAMPLES,

@@ -223,7 +223,7 @@ def deployment() -> Iterator[Deployment]:
                     "SECURE_SSL_REDIRECT": "0",
                     "STATIC_ROOT": str(folder / "static"),
                     "EDITLAB_CACHE_DIR": str(folder / "cache"),
-                    "EDITLAB_METRIC_WORKERS": "1",
+                    "EDITLAB_METRIC_PROCESSES": "1",
                     "EDITLAB_METRIC_CHUNK_SIZE": "100",
                 },
             )

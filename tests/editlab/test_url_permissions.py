@@ -284,24 +284,26 @@ ROUTES: dict[str, Route] = {
     # ---- the metrics API: researchers and admins
     "api-metric-values": Route(get=API_READERS, post=api_no_method(API_READERS)),
     "api-metric-job-create": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=api_no_method(API_READERS),
         post=by_role(403, 403, 403, 202, 202),
         data=lambda w: {"metrics": ["levenshtein"], "variants": ["plain"]},
         json=True,
     ),
-    "api-metric-job": Route(kwargs=lambda w: {"pk": w.job.pk}, get=API_READERS, post=api_no_method(API_READERS)),
+    "api-metric-job": Route(kwargs=lambda w: {"job_id": w.job.pk}, get=API_READERS, post=api_no_method(API_READERS)),
     "api-metric-job-retry": Route(
-        kwargs=lambda w: {"pk": w.job.pk},
+        kwargs=lambda w: {"job_id": w.job.pk},
         get=api_no_method(API_READERS),
         post=by_role(403, 403, 403, 202, 202),
         json=True,
     ),
-    "api-project-export": Route(kwargs=PROJECT, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"),
-    "api-project-analysis": Route(
-        kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
+    "api-project-export": Route(
+        kwargs=PROJECT_ID, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"
     ),
-    "api-project-gold": Route(kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-project-analysis": Route(
+        kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
+    ),
+    "api-project-gold": Route(kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
     # ---- the annotator's pages
     "annotator_home": Route(get=by_role(LOGIN, 200, 200, 200, 200), post=by_role(LOGIN, 200, 200, 200, 200)),
     "editor": Route(

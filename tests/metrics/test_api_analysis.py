@@ -29,7 +29,7 @@ def study(annotator, other_annotator):
 
 def url(project, **params) -> str:
     query = "&".join(f"{k}={v}" for k, v in {"target": "keystrokes", **params}.items())
-    return reverse("api-project-analysis", kwargs={"pk": project.pk}) + "?" + query
+    return reverse("api-project-analysis", kwargs={"project_id": project.pk}) + "?" + query
 
 
 def token_client(user) -> APIClient:
@@ -108,7 +108,10 @@ def test_bad_parameters_answer_400_naming_them(researcher, study):
     assert response.json()["detail"] == "annotator 'zed' has no submitted post-edit in project 'study'"
     response = client.get(url(study[0], cv_repeats=0))
     assert response.status_code == 400 and "cv_repeats" in response.json()["errors"]
-    assert client.get(reverse("api-project-analysis", kwargs={"pk": 999999}) + "?target=keystrokes").status_code == 404
+    assert (
+        client.get(reverse("api-project-analysis", kwargs={"project_id": 999999}) + "?target=keystrokes").status_code
+        == 404
+    )
 
 
 def test_a_selection_without_edits_answers_with_messages(researcher, study):
@@ -119,8 +122,14 @@ def test_a_selection_without_edits_answers_with_messages(researcher, study):
 
 def test_the_endpoint_is_in_the_openapi_schema(researcher_client):
     schema = yaml.safe_load(researcher_client.get(reverse("api-schema")).content)
-    operation = schema["paths"]["/api/projects/{id}/analysis/"]["get"]
-    assert {p["name"] for p in operation["parameters"]} >= {"id", "target", "variant", "annotators", "cv_repeats"}
+    operation = schema["paths"]["/api/projects/{project_id}/analysis/"]["get"]
+    assert {p["name"] for p in operation["parameters"]} >= {
+        "project_id",
+        "target",
+        "variant",
+        "annotators",
+        "cv_repeats",
+    }
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/AnalysisOutput")
     assert "MetricResultOutput" in schema["components"]["schemas"]
 
@@ -134,7 +143,7 @@ def test_the_new_options_and_their_hostile_values(researcher_client, study):
     project, post_edits = study
     post_edits[0].flags = ["keys_uncorroborated"]
     post_edits[0].save(update_fields=["flags"])
-    base = reverse("api-project-analysis", kwargs={"pk": project.pk})
+    base = reverse("api-project-analysis", kwargs={"project_id": project.pk})
     data = researcher_client.get(base + "?target=wall_time&exclude_flagged=true&log_time=true").json()
     assert data["n_rows"] == 29 and data["flagged"] == {"in_selection": 1, "excluded": True}
     assert data["metrics"]["bleu"]["mixed"]["formula"].startswith("z(log(wall_ms))")

@@ -49,10 +49,10 @@ def api_client(user=None) -> APIClient:
 def calls(project, job):
     return [
         ("get", reverse("api-metric-values") + f"?project={project.pk}", None),
-        ("get", reverse("api-metric-job", kwargs={"pk": job.pk}), None),
-        ("get", reverse("api-project-export", kwargs={"pk": project.pk}) + "?format=jsonl", None),
-        ("post", reverse("api-metric-job-create", kwargs={"pk": project.pk}), {"metrics": ["levenshtein"]}),
-        ("post", reverse("api-metric-job-retry", kwargs={"pk": job.pk}), None),
+        ("get", reverse("api-metric-job", kwargs={"job_id": job.pk}), None),
+        ("get", reverse("api-project-export", kwargs={"project_id": project.pk}) + "?format=jsonl", None),
+        ("post", reverse("api-metric-job-create", kwargs={"project_id": project.pk}), {"metrics": ["levenshtein"]}),
+        ("post", reverse("api-metric-job-retry", kwargs={"job_id": job.pk}), None),
     ]
 
 
@@ -132,7 +132,7 @@ def test_bad_filters_are_named(researcher):
 def test_starting_a_job_computes_and_reports_it(project, researcher):
     client = api_client(researcher)
     response = client.post(
-        reverse("api-metric-job-create", kwargs={"pk": project.pk}),
+        reverse("api-metric-job-create", kwargs={"project_id": project.pk}),
         {"metrics": ["compression"], "variants": ["plain"]},
         format="json",
     )
@@ -151,28 +151,28 @@ def test_starting_a_job_computes_and_reports_it(project, researcher):
         "created_by": "rita",
     }
     assert MetricValue.objects.filter(metric="compression").count() == 2
-    status = client.get(reverse("api-metric-job", kwargs={"pk": body["id"]})).json()
+    status = client.get(reverse("api-metric-job", kwargs={"job_id": body["id"]})).json()
     assert status["status"] == "done" and status["finished"] is not None
 
 
 def test_bad_job_requests_are_named(project, researcher):
     client = api_client(researcher)
-    url = reverse("api-metric-job-create", kwargs={"pk": project.pk})
+    url = reverse("api-metric-job-create", kwargs={"project_id": project.pk})
     response = client.post(url, {"metrics": ["nope"]}, format="json")
     assert response.status_code == 400
     assert response.json()["detail"].startswith("unknown metric(s): nope; known metrics: compression")
     response = client.post(url, {"variants": ["both"]}, format="json")
     assert response.status_code == 400 and response.json()["detail"].startswith("unknown variant(s): both")
-    missing = client.post(reverse("api-metric-job-create", kwargs={"pk": 999999}), {}, format="json")
+    missing = client.post(reverse("api-metric-job-create", kwargs={"project_id": 999999}), {}, format="json")
     assert missing.status_code == 404
     assert not MetricJob.objects.exists()
 
 
 def test_only_failed_jobs_are_retried(project, researcher, failed_job):
     client = api_client(researcher)
-    response = client.post(reverse("api-metric-job-retry", kwargs={"pk": failed_job.pk}))
+    response = client.post(reverse("api-metric-job-retry", kwargs={"job_id": failed_job.pk}))
     assert response.status_code == 202 and response.json()["status"] == "done"
-    again = client.post(reverse("api-metric-job-retry", kwargs={"pk": failed_job.pk}))
+    again = client.post(reverse("api-metric-job-retry", kwargs={"job_id": failed_job.pk}))
     assert again.status_code == 400
     assert again.json()["detail"] == (
         f"job #{failed_job.pk} is done; only a failed job, or a running one whose worker stopped "
@@ -182,7 +182,7 @@ def test_only_failed_jobs_are_retried(project, researcher, failed_job):
 
 def test_the_export_streams_in_the_asked_format(project, researcher):
     client = api_client(researcher)
-    url = reverse("api-project-export", kwargs={"pk": project.pk})
+    url = reverse("api-project-export", kwargs={"project_id": project.pk})
     response = client.get(url, {"format": "jsonl"})
     assert isinstance(response, StreamingHttpResponse)
     assert response["Content-Type"] == "application/x-ndjson; charset=utf-8"
@@ -200,9 +200,9 @@ def test_the_endpoints_are_in_the_openapi_schema(researcher):
     schema = api_client(researcher).get(reverse("api-schema"), {"format": "json"}).json()
     for path in (
         "/api/metric-values/",
-        "/api/projects/{id}/metric-jobs/create/",
-        "/api/metric-jobs/{id}/",
-        "/api/metric-jobs/{id}/retry/",
-        "/api/projects/{id}/export/",
+        "/api/projects/{project_id}/metric-jobs/create/",
+        "/api/metric-jobs/{job_id}/",
+        "/api/metric-jobs/{job_id}/retry/",
+        "/api/projects/{project_id}/export/",
     ):
         assert path in schema["paths"], path

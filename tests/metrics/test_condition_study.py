@@ -180,7 +180,7 @@ def test_the_analysis_recovers_the_simulated_condition_effects(simulated_study, 
 
     # The API and the report page say the same.
     api = researcher_client.get(
-        reverse("api-project-analysis", kwargs={"pk": project.pk}) + "?target=keystrokes&baseline=mt-c"
+        reverse("api-project-analysis", kwargs={"project_id": project.pk}) + "?target=keystrokes&baseline=mt-c"
     ).json()
     assert api["conditions"] == again
     page = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk}) + "?target=keystrokes")

@@ -114,7 +114,7 @@ def test_an_unknown_baseline_is_refused_by_the_command(study, baseline, message)
 
 
 def api(project, query: str) -> str:
-    return reverse("api-project-analysis", kwargs={"pk": project.pk}) + "?target=keystrokes&" + query
+    return reverse("api-project-analysis", kwargs={"project_id": project.pk}) + "?target=keystrokes&" + query
 
 
 def test_the_api_has_the_conditions_block_and_the_baseline_field(study, researcher_client):

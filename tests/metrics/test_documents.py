@@ -298,7 +298,7 @@ def test_the_download_of_unknown_projects_and_formats_is_404(study, researcher_c
 
 @pytest.mark.django_db
 def test_the_api_has_the_documents_field(study, researcher_client):
-    url = reverse("api-project-analysis", kwargs={"pk": study.pk})
+    url = reverse("api-project-analysis", kwargs={"project_id": study.pk})
     data = researcher_client.get(url, {"target": "allkeys", "mixed_models": "false"}).json()
     documents = data["documents"]
     assert [d["document"] for d in documents["documents"]] == ["d1", "d2"]

@@ -142,7 +142,7 @@ def test_the_page_download_refuses_odd_include_practice(study, researcher_client
 
 
 def test_the_api_export_takes_include_practice(study, researcher_client):
-    url = reverse("api-project-export", kwargs={"pk": study.pk})
+    url = reverse("api-project-export", kwargs={"project_id": study.pk})
     assert _downloaded_ids(researcher_client.get(url + "?format=jsonl")) == ["d1-1", "loose"]
     assert _downloaded_ids(researcher_client.get(url + "?format=jsonl&include_practice=true")) == [
         "warm-up",
@@ -153,7 +153,7 @@ def test_the_api_export_takes_include_practice(study, researcher_client):
 
 @pytest.mark.parametrize("value", ["maybe", "2", "\ufeff1", "\x00"])
 def test_the_api_export_refuses_odd_include_practice(study, researcher_client, value):
-    url = reverse("api-project-export", kwargs={"pk": study.pk})
+    url = reverse("api-project-export", kwargs={"project_id": study.pk})
     response = researcher_client.get(url, {"format": "csv", "include_practice": value})
     assert response.status_code == 400
     body = response.json()
@@ -162,7 +162,7 @@ def test_the_api_export_refuses_odd_include_practice(study, researcher_client, v
 
 
 def test_the_api_export_of_an_unknown_project_is_404(researcher_client):
-    response = researcher_client.get(reverse("api-project-export", kwargs={"pk": 987654}) + "?format=csv")
+    response = researcher_client.get(reverse("api-project-export", kwargs={"project_id": 987654}) + "?format=csv")
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
 

@@ -46,7 +46,7 @@ def study(annotator, other_annotator):
         SubmittedPostEditFactory(
             assignment__item=ItemFactory(project=project, model_output=text), assignment__annotator=annotator, text=text
         )
-    metric_values_compute(project=project, metrics=GOLD_METRICS, variants=["plain"], workers=1)
+    metric_values_compute(project=project, metrics=GOLD_METRICS, variants=["plain"], processes=1)
     return project
 
 
@@ -129,7 +129,7 @@ def test_the_report_stays_closed_to_annotators_and_anonymous(client, annotator_c
 
 def api_url(project_id, **params):
     query = "&".join(f"{k}={v}" for k, v in params.items())
-    return reverse("api-project-gold", kwargs={"pk": project_id}) + (f"?{query}" if query else "")
+    return reverse("api-project-gold", kwargs={"project_id": project_id}) + (f"?{query}" if query else "")
 
 
 def token_client(user) -> APIClient:
@@ -237,6 +237,6 @@ def test_unknown_and_impossible_projects_are_404(researcher, project_id):
 
 def test_the_endpoint_is_in_the_openapi_schema(researcher_client):
     schema = yaml.safe_load(researcher_client.get(reverse("api-schema")).content)
-    operation = schema["paths"]["/api/projects/{id}/gold/"]["get"]
-    assert {p["name"] for p in operation["parameters"]} >= {"id", "annotators", "task_type", "origin"}
+    operation = schema["paths"]["/api/projects/{project_id}/gold/"]["get"]
+    assert {p["name"] for p in operation["parameters"]} >= {"project_id", "annotators", "task_type", "origin"}
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("/GoldOutput")

@@ -200,7 +200,7 @@ def test_the_report_page_and_api_take_the_idle_threshold(study, researcher_clien
     assert data["thresholds_s"] == list(THRESHOLDS) and data["n"] == 6
     assert researcher_client.get(plot.replace(".json", ".svg") + "?target=active_time").status_code == 200
     assert researcher_client.get(plot + "?target=keystrokes").status_code == 400
-    api = reverse("api-project-analysis", kwargs={"pk": project.pk})
+    api = reverse("api-project-analysis", kwargs={"project_id": project.pk})
     body = researcher_client.get(api + "?target=active_time&idle_threshold=120").json()
     assert body["selection"]["idle_threshold_s"] == 120.0 and body["n_used"] == 6
     assert body["idle_sensitivity"]["stored_equal"] == 6

@@ -34,9 +34,9 @@ def test_the_study_is_imported_computed_and_analysed(study):
     assert PostEdit.objects.filter(assignment__item__project=study).count() == 5235
     assert Item.objects.filter(project=study).count() == 1047
 
-    first = metric_values_compute(project=study, metrics=METRICS, variants=["plain"], workers=1)
+    first = metric_values_compute(project=study, metrics=METRICS, variants=["plain"], processes=1)
     assert (first.post_edits, first.computed, first.skipped) == (5235, 10470, 0)
-    again = metric_values_compute(project=study, metrics=METRICS, variants=["plain"], workers=1)
+    again = metric_values_compute(project=study, metrics=METRICS, variants=["plain"], processes=1)
     assert (again.computed, again.up_to_date) == (0, 10470)
 
     frame = post_edit_frame(project=study, metrics=METRICS, variants=["plain"])
@@ -91,7 +91,7 @@ def test_the_study_is_imported_computed_and_analysed(study):
 
 
 def test_the_study_exports_one_row_per_post_edit(study):
-    metric_values_compute(project=study, metrics=["levenshtein"], variants=["plain"], workers=1)
+    metric_values_compute(project=study, metrics=["levenshtein"], variants=["plain"], processes=1)
     rows = list(csv.DictReader(io.StringIO(b"".join(export_stream(export_spec(project=study), "csv")).decode())))
     assert len(rows) == 5235
     assert MetricValue.objects.count() == 5235

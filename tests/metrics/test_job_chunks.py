@@ -302,7 +302,7 @@ def test_the_api_reports_a_jobs_chunks_workers_and_wait(database_backend, projec
     client = APIClient()
     client.force_authenticate(researcher)
     job = planned_job(project, researcher)
-    url = reverse("api-metric-job", kwargs={"pk": job.pk})
+    url = reverse("api-metric-job", kwargs={"job_id": job.pk})
 
     waiting = client.get(url).json()["activity"]
     assert waiting["chunks"] == {"total": 4, "queued": 4, "running": 0, "done": 0, "failed": 0}

@@ -270,7 +270,7 @@ def test_analyze_prints_the_comparison(copied):
 
 @pytest.mark.django_db
 def test_the_api_has_the_live_vs_imported_field(both, researcher_client):
-    url = reverse("api-project-analysis", kwargs={"pk": both.pk})
+    url = reverse("api-project-analysis", kwargs={"project_id": both.pk})
     data = researcher_client.get(url, {"target": "keystrokes", "mixed_models": "false"}).json()["live_vs_imported"]
     assert data["shared_items"] == 3
     assert data["efforts"]["keystrokes"]["ci"] == pytest.approx(list(expected_ci([6, 1, 6])))

@@ -84,7 +84,7 @@ def test_the_report_page_and_the_api_show_them(pilot, researcher_client):
     body = page.content.decode()
     assert page.status_code == 200 and "Satterthwaite" in body and "REML criterion" in body
     assert FEW in body and "condition &#x27;ht&#x27; has 9 edits in the model (fewer than 10)" in body
-    api = reverse("api-project-analysis", kwargs={"pk": pilot.pk}) + "?target=keystrokes&mixed_models=true"
+    api = reverse("api-project-analysis", kwargs={"project_id": pilot.pk}) + "?target=keystrokes&mixed_models=true"
     data = researcher_client.get(api).json()
     effect = data["conditions"]["model"]["effects"][0]
     assert effect["df"] > 0 and effect["ci"][0] < effect["estimate"] < effect["ci"][1] and effect["warnings"]

@@ -124,7 +124,7 @@ def test_blank_lines_are_skipped_but_counted(tmp_path):
         ({"metrics": "compression", "output_name": "scores.xlsx"}, "must end in .csv or .jsonl"),
         ({"metrics": "compression", "output_name": "missing/scores.csv"}, "folder .*missing does not exist"),
         ({"metrics": "compression", "input_name": "absent.jsonl"}, "absent.jsonl: no such file"),
-        ({"metrics": "compression", "workers": 0}, "--workers must be at least 1"),
+        ({"metrics": "compression", "processes": 0}, "--processes must be at least 1"),
     ],
 )
 def test_bad_options_are_refused_clearly(tmp_path, options, message):
@@ -153,7 +153,7 @@ def test_a_metric_failing_on_a_pair_names_its_id_and_writes_nothing(tmp_path, re
     register_test_metric("boom", fragile, description="fails on a 10-character post-edit")
     source = write_jsonl(tmp_path / "in.jsonl", GOOD)  # line 2's post-edit "Ça va bien" has 10 characters
     with pytest.raises(CommandError, match="boom failed on the pair with id 'b': ZeroDivisionError"):
-        call_command("score", str(source), metrics="boom", output=str(tmp_path / "o.csv"), workers=1)
+        call_command("score", str(source), metrics="boom", output=str(tmp_path / "o.csv"), processes=1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
 
 

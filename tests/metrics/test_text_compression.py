@@ -254,8 +254,8 @@ def test_score_pairs_gets_every_value_from_one_batch_call(monkeypatch):
 
     monkeypatch.setattr(compression, "compression_distances", counting)
     pairs = [Pair("the cat sat", "a cat sat"), Pair("vwxyz", "zyxwv", references=("zyx",)), Pair("", "abc")]
-    assert score_pairs(pairs, ["compression"], workers=1) == {"compression": [2.0, 5.0, 3.0]}
-    with_references = score_pairs(pairs, ["compression"], variant="with_references", workers=1)
+    assert score_pairs(pairs, ["compression"], processes=1) == {"compression": [2.0, 5.0, 3.0]}
+    with_references = score_pairs(pairs, ["compression"], variant="with_references", processes=1)
     assert with_references["compression"][1] == compression_distance("vwxyz\n\nzyx", "zyxwv")
     assert calls == [3, 3]
 
@@ -278,7 +278,7 @@ def test_it_falls_back_to_python_with_one_warning_when_the_extension_does_not_lo
         assert compression_distance("vwxyz", "zyxwv") == 5
         assert compression_distance("zyxwv", "wvxwyxzyyxwxwvzyxzyxwyxwvzyxwv") == 10
         assert compression_distances([("vwxyz", "wvxwyxzyyxwxwvzyxzyxwyxwvzyxwv"), ["", "aaaa"]]) == [16, 2]
-        assert score_pairs([Pair("vwxyz", "zyxwv")], ["compression"], workers=1) == {"compression": [5.0]}
+        assert score_pairs([Pair("vwxyz", "zyxwv")], ["compression"], processes=1) == {"compression": [5.0]}
     warnings = [r for r in caplog.records if r.name == "metrics.text.compression"]
     assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
     assert "metrics.text._lz77 is not used: it did not load" in warnings[0].getMessage()

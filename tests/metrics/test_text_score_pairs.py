@@ -44,7 +44,7 @@ def test_the_effort_suite_is_registered():
 
 
 def test_it_returns_values_in_input_order_equal_to_direct_calls():
-    values = score_pairs(PAIRS, ["compression", "ter", "bleu"], workers=1)
+    values = score_pairs(PAIRS, ["compression", "ter", "bleu"], processes=1)
     assert list(values) == ["compression", "ter", "bleu"]
     for name, column in values.items():
         assert column == [METRICS[name](p.original, p.edited) for p in PAIRS]
@@ -52,7 +52,7 @@ def test_it_returns_values_in_input_order_equal_to_direct_calls():
 
 
 def test_it_leaves_none_where_a_pair_has_no_gold():
-    values = score_pairs(PAIRS, ["exact_match", "levenshtein"], workers=1)
+    values = score_pairs(PAIRS, ["exact_match", "levenshtein"], processes=1)
     assert values["exact_match"] == [None, 1.0, None]
     assert values["levenshtein"][1] == 4.0
 
@@ -62,8 +62,8 @@ def test_with_references_appends_the_references_to_the_original():
     assert REFERENCE_SEPARATOR == "\n\n"
     assert variant_original("alone", []) == "alone"
     pair = Pair("abc", "abc xyzxyz", references=("xyzxyz",))
-    plain = score_pairs([pair], ["compression"], workers=1)["compression"][0]
-    with_refs = score_pairs([pair], ["compression"], variant="with_references", workers=1)["compression"][0]
+    plain = score_pairs([pair], ["compression"], processes=1)["compression"][0]
+    with_refs = score_pairs([pair], ["compression"], variant="with_references", processes=1)["compression"][0]
     # Plain: "abc" (copied), " ", "x", "y", "z", "xyz" (copied) = 6 phrases.
     # With the reference in the original: "abc", " " (new: the separator is newlines), "xyzxyz" = 3.
     assert (plain, with_refs) == (6.0, 3.0)
@@ -71,8 +71,8 @@ def test_with_references_appends_the_references_to_the_original():
 
 def test_gold_metrics_ignore_the_references_variant():
     pair = Pair("a b", "a c", references=("ref",), gold=("a c",))
-    plain = score_pairs([pair], ["sari"], workers=1)
-    assert score_pairs([pair], ["sari"], variant="with_references", workers=1) == plain
+    plain = score_pairs([pair], ["sari"], processes=1)
+    assert score_pairs([pair], ["sari"], variant="with_references", processes=1) == plain
 
 
 def test_it_rejects_unknown_metrics_and_variants():
@@ -93,7 +93,7 @@ def test_it_refuses_a_metric_whose_extra_is_missing(monkeypatch):
 
 def test_it_reports_progress_for_every_value():
     done: list[int] = []
-    score_pairs(PAIRS, ["compression", "chrf"], workers=1, progress=done.append)
+    score_pairs(PAIRS, ["compression", "chrf"], processes=1, progress=done.append)
     assert sum(done) == len(PAIRS) * 2
 
 
@@ -113,8 +113,8 @@ def test_worker_processes_give_the_same_values_as_one_process():
     pairs = many_pairs(150)
     names = [*EFFORT_SUITE, "ncd", "hter", "gleu", "em_diff"]
     done: list[int] = []
-    spread = score_pairs(pairs, names, workers=2, progress=done.append)
-    assert spread == score_pairs(pairs, names, workers=1)
+    spread = score_pairs(pairs, names, processes=2, progress=done.append)
+    assert spread == score_pairs(pairs, names, processes=1)
     assert sum(done) == len(pairs) * len(names)
     assert spread["gleu"][1] is None and spread["gleu"][0] is not None
 
@@ -131,7 +131,7 @@ def test_a_failing_library_names_the_metric_and_the_pair(register_test_metric):
 
     register_test_metric("boom", fragile, description="divides by the post-edit's length")
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError: division by zero"):
-        score_pairs([Pair("a", "b"), Pair("a", "")], ["boom"], workers=1)
+        score_pairs([Pair("a", "b"), Pair("a", "")], ["boom"], processes=1)
 
 
 def test_repeated_pairs_are_scored_once_and_get_the_same_values(register_test_metric):
@@ -144,7 +144,7 @@ def test_repeated_pairs_are_scored_once_and_get_the_same_values(register_test_me
     register_test_metric("count", counting, description="length difference")
     pairs = [Pair("a", "abc"), Pair("a", "ab"), Pair("a", "abc"), Pair("a", "abc")]
     done: list[int] = []
-    assert score_pairs(pairs, ["count"], workers=1, progress=done.append) == {"count": [2.0, 1.0, 2.0, 2.0]}
+    assert score_pairs(pairs, ["count"], processes=1, progress=done.append) == {"count": [2.0, 1.0, 2.0, 2.0]}
     assert calls == [("a", "abc"), ("a", "ab")]
     assert sum(done) == 4
 
@@ -155,7 +155,7 @@ def test_a_failure_on_a_repeated_pair_names_its_first_position(register_test_met
 
     register_test_metric("boom", fragile, description="divides by the post-edit's length")
     with pytest.raises(MetricFailed, match="boom failed on pair 2: ZeroDivisionError") as failure:
-        score_pairs([Pair("a", "b"), Pair("a", ""), Pair("a", "")], ["boom"], workers=1)
+        score_pairs([Pair("a", "b"), Pair("a", ""), Pair("a", "")], ["boom"], processes=1)
     assert failure.value.pair_index == 1
 
 
@@ -172,10 +172,10 @@ def test_a_batch_function_scores_each_chunk_in_one_call_and_a_failing_batch_name
         return 1 / len(edited)
 
     register_test_metric("inverse", fragile, batch=lengths, description="one over the post-edit's length")
-    assert score_pairs([Pair("a", "bb"), Pair("a", "b")], ["inverse"], workers=1) == {"inverse": [0.5, 1.0]}
+    assert score_pairs([Pair("a", "bb"), Pair("a", "b")], ["inverse"], processes=1) == {"inverse": [0.5, 1.0]}
     assert batches == [[("a", "bb"), ("a", "b")]]
     with pytest.raises(MetricFailed, match="inverse failed on pair 2: ZeroDivisionError") as failure:
-        score_pairs([Pair("a", "b"), Pair("a", "")], ["inverse"], workers=1)
+        score_pairs([Pair("a", "b"), Pair("a", "")], ["inverse"], processes=1)
     assert failure.value.pair_index == 1
 
 
@@ -201,7 +201,7 @@ def test_workers_come_from_a_fork_server_when_other_threads_run(monkeypatch):
 
     def in_a_thread() -> None:
         seen["fork_is_safe"] = parallel._fork_is_safe()
-        seen["values"] = score_pairs(pairs, ["compression", "ter"], workers=2)
+        seen["values"] = score_pairs(pairs, ["compression", "ter"], processes=2)
 
     thread = threading.Thread(target=in_a_thread)
     thread.start()
@@ -210,7 +210,7 @@ def test_workers_come_from_a_fork_server_when_other_threads_run(monkeypatch):
     try:
         assert seen["fork_is_safe"] is False
         assert pool._mp_context.get_start_method() == "forkserver"
-        assert seen["values"] == score_pairs(pairs, ["compression", "ter"], workers=1)
+        assert seen["values"] == score_pairs(pairs, ["compression", "ter"], processes=1)
     finally:
         pool.shutdown()
 
@@ -218,9 +218,9 @@ def test_workers_come_from_a_fork_server_when_other_threads_run(monkeypatch):
 FORK_CHECK = """
 from metrics.text import Pair, parallel, score_pairs
 pairs = [Pair(f"the cat sat {i}", f"a cat sat on {i % 7}") for i in range(100)]
-spread = score_pairs(pairs, ["compression", "ter", "chrf"], workers=2)
+spread = score_pairs(pairs, ["compression", "ter", "chrf"], processes=2)
 assert parallel._pool[1]._mp_context.get_start_method() == "fork", "expected forked workers"
-assert spread == score_pairs(pairs, ["compression", "ter", "chrf"], workers=1)
+assert spread == score_pairs(pairs, ["compression", "ter", "chrf"], processes=1)
 print("forked workers agree")
 """
 

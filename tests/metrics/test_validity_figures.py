@@ -370,7 +370,7 @@ def test_the_page_and_the_api_show_an_outlier_and_the_figures_without_it(researc
     assert ">published protocol over row orders</th>" in html and "Trust the tie-averaged and CV figures" in html
     assert "coefficient (wall_ms per input sd)" in html and "β (sd per sd)" in html
     data = researcher_client.get(
-        reverse("api-project-analysis", kwargs={"pk": project.pk}) + "?target=wall_time"
+        reverse("api-project-analysis", kwargs={"project_id": project.pk}) + "?target=wall_time"
     ).json()
     assert data["outliers"]["flagged"] == 1 and data["outliers"]["largest"] == [13.5 * 3600 * 1000]
     assert data["outliers"]["without"]["compression"]["pearson"] == pytest.approx(without["pearson"], rel=1e-12)

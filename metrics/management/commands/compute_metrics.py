@@ -19,7 +19,14 @@ class Command(BaseCommand):
             "--metrics", default="", help="Comma-separated metric names (default: every available metric)."
         )
         parser.add_argument("--variant", choices=VARIANTS, help="Only this variant (default: both).")
-        parser.add_argument("--workers", type=int, default=None, help="Processes (default: EDITLAB_METRIC_WORKERS).")
+        parser.add_argument(
+            "--processes",
+            "--workers",
+            dest="processes",
+            type=int,
+            default=None,
+            help="Scoring processes (default: EDITLAB_METRIC_PROCESSES); --workers is its older name.",
+        )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar even on a terminal.")
 
     def handle(self, *args, **options) -> None:
@@ -40,7 +47,7 @@ class Command(BaseCommand):
 
         try:
             report = metric_values_compute(
-                project=project, metrics=metrics, variants=variants, progress=progress, workers=options["workers"]
+                project=project, metrics=metrics, variants=variants, progress=progress, processes=options["processes"]
             )
         except ComputeError as exc:
             raise CommandError(str(exc)) from None

@@ -1,5 +1,5 @@
 """python manage.py score INPUT --metrics all|NAME,NAME [--output OUT] [--corpus [--corpus-output FILE]]
-    [--variant plain|with_references] [--workers N]
+    [--variant plain|with_references] [--processes N]
 
 Scores text pairs from a JSONL file without touching the database. Each input line is an object with
 `id` (string or integer), `original`, `edited` (strings), optional `references` and `gold` (lists of strings).
@@ -246,7 +246,14 @@ class Command(BaseCommand):
         )
         parser.add_argument("--corpus-output", type=Path, help="With --corpus: write that table too (.json or .csv).")
         parser.add_argument("--variant", choices=VARIANTS, default="plain", help="plain (default) or with_references.")
-        parser.add_argument("--workers", type=int, default=None, help="Processes (default: EDITLAB_METRIC_WORKERS).")
+        parser.add_argument(
+            "--processes",
+            "--workers",
+            dest="processes",
+            type=int,
+            default=None,
+            help="Scoring processes (default: EDITLAB_METRIC_PROCESSES); --workers is its older name.",
+        )
 
     def handle(self, *args, input: Path, output: Path | None, **options) -> None:
         input = Path(input)  # call_command passes options unconverted
@@ -261,8 +268,8 @@ class Command(BaseCommand):
         if corpus_output is not None:
             corpus_output = Path(corpus_output)
             _check_output("--corpus-output", corpus_output, CORPUS_FORMATS)
-        if options["workers"] is not None and options["workers"] < 1:
-            raise CommandError("--workers must be at least 1")
+        if options["processes"] is not None and options["processes"] < 1:
+            raise CommandError("--processes must be at least 1")
         if not input.is_file():
             raise CommandError(f"{input}: no such file")
         try:
@@ -273,7 +280,7 @@ class Command(BaseCommand):
         bar = tqdm(total=len(pairs) * len(names), unit="value", disable=not sys.stderr.isatty(), file=sys.stderr)
         try:
             values = score_pairs(
-                pairs, names, variant=options["variant"], workers=options["workers"], progress=bar.update
+                pairs, names, variant=options["variant"], processes=options["processes"], progress=bar.update
             )
         except MetricFailed as exc:
             record_id = ids[exc.pair_index]
