@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from annotations.models import Project
-from metrics.exports import ExportError, export_filename, export_spec, export_stream, get_format, parse_flag
+from metrics.exports import export_filename, export_spec, export_stream, get_format, parse_flag
 from metrics.views.jobs import readers
 
 
@@ -18,11 +18,8 @@ from metrics.views.jobs import readers
 def export_download(request: HttpRequest, project_id: int) -> HttpResponse | StreamingHttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     fmt = request.GET.get("format", "csv")
-    try:
-        export_format = get_format(fmt)
-        include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
-    except ExportError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    export_format = get_format(fmt)  # an ExportError (a Refusal) is a page with its message
+    include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
     spec = export_spec(project=project, include_practice=include_practice)
     response = StreamingHttpResponse(export_stream(spec, fmt), content_type=export_format.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'

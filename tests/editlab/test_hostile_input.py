@@ -612,7 +612,7 @@ def test_deep_json_to_the_editor_is_a_400_naming_the_limit(annotator, endpoint):
 )
 def test_deep_json_to_creations_is_a_400_naming_the_limit(admin_user, researcher, name, role):
     user = {"admin": admin_user, "researcher": researcher}[role]
-    kwargs = {"pk": ProjectFactory().pk} if name == "api-metric-job-create" else {}
+    kwargs = {"project_id": ProjectFactory().pk} if name == "api-metric-job-create" else {}
     before = snapshot()
     nested = '{"name": "x", "meta": ' + '{"a": ' * 100 + "1" + "}" * 100 + "}"  # deep inside, not at the top
     for body in (DEEP, nested):
