@@ -1,0 +1,177 @@
+"""Synthetic edits stored by the service, read back and analysed: the selector, `analyze --scenarios`,
+the report's section (page and API) and `export --include-simulated`."""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from django.core.management import CommandError, call_command
+from scipy import stats
+
+from annotations.models import Item
+from annotations.services.simulated import post_edit_create_simulated
+from metrics.models import MetricValue
+from metrics.selectors_scenarios import simulated_edit_frame, simulated_scenarios
+from metrics.services import metric_values_compute
+from metrics.text.compression import compression_distance
+from tests.factories import ItemFactory, ProjectFactory, SubmittedPostEditFactory
+
+pytestmark = pytest.mark.django_db
+
+WORDS = "the tax return for a company must be filed before the end of may each year with the annual accounts".split()
+N_ITEMS = 8
+
+
+def answer(i: int) -> str:
+    return " ".join(WORDS[i % 5 :] + WORDS[: i % 5]) + f" item {i}."
+
+
+def edited(i: int, scenario: str) -> str:
+    """normal rewrites the most, similar less, fast the least (more words kept as they were)."""
+    words = answer(i).split()
+    keep = {"normal": 4, "similar": 9, "fast": 14}[scenario]
+    rewritten = [w[::-1] + "x" * (j % 3) for j, w in enumerate(words[keep:])]
+    return " ".join(words[:keep] + rewritten + ["see", "article", str(i * 7)])
+
+
+@pytest.fixture
+def study():
+    project = ProjectFactory(name="seed")
+    items = [
+        ItemFactory(
+            project=project,
+            external_id=f"q{i}",
+            source=f"question {i}?",
+            model_output=answer(i),
+            references=[f"knowledge {i}: filing deadlines"],
+        )
+        for i in range(N_ITEMS)
+    ]
+    for i, item in enumerate(items):
+        SubmittedPostEditFactory(assignment__item=item, text=edited(i, "normal"), wall_ms=1000 * (10 + i * i))
+        for scenario in ("normal", "similar", "fast"):
+            post_edit_create_simulated(
+                item=item, scenario=scenario, text=edited(i, scenario), provenance={"model": "m", "prompt": scenario}
+            )
+    metric_values_compute(project=project, metrics=["compression"])
+    return project, items
+
+
+def expected(scenario: str) -> np.ndarray:
+    return np.array([compression_distance(answer(i), edited(i, scenario)) for i in range(N_ITEMS)], dtype=float)
+
+
+def run(*args: str) -> str:
+    out = io.StringIO()
+    call_command("analyze", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_selector_reads_each_synthetic_edit_with_its_distance(study):
+    project, items = study
+    assert simulated_scenarios(project=project) == ["normal", "similar", "fast"]
+    frame = simulated_edit_frame(project=project)
+    assert len(frame) == 3 * N_ITEMS
+    fast = frame[frame["scenario"] == "fast"].set_index("external_id")
+    assert fast.loc[[f"q{i}" for i in range(N_ITEMS)], "distance"].tolist() == expected("fast").tolist()
+    assert fast.loc["q3", "length"] == len(edited(3, "fast"))
+    knowledge = simulated_edit_frame(project=project, variant=MetricValue.WITH_REFERENCES)
+    stored = dict(
+        MetricValue.objects.filter(metric="compression", variant=MetricValue.WITH_REFERENCES).values_list(
+            "post_edit_id", "value"
+        )
+    )
+    assert knowledge["distance"].tolist() == [stored[pk] for pk in knowledge["post_edit_id"]]
+    assert knowledge["distance"].tolist() != frame["distance"].tolist()
+
+
+def test_analyze_scenarios_json_against_statsmodels_and_scipy(study):
+    project, _ = study
+    data = json.loads(run("--project", project.name, "--scenarios", "--format", "json"))
+    assert data["reference"] == "normal" and data["scenarios"] == ["normal", "similar", "fast"]
+    normal = expected("normal")
+    for comparison in data["comparisons"]:
+        y = expected(comparison["scenario"])
+        fit = sm.OLS(y, sm.add_constant(normal)).fit()
+        assert comparison["slope"] == pytest.approx(fit.params[1])
+        assert comparison["slope_ci"] == pytest.approx(list(fit.conf_int()[1]))
+        assert comparison["wilcoxon_p"] == pytest.approx(stats.wilcoxon(y, normal, alternative="less").pvalue)
+        assert comparison["mean_difference"] == pytest.approx((y - normal).mean()) and comparison["ordered"] is True
+    human = {h["scenario"]: h["correlation"] for h in data["human"]}
+    wall = np.array([1000.0 * (10 + i * i) for i in range(N_ITEMS)])
+    assert human["fast"]["pearson"] == pytest.approx(stats.pearsonr(expected("fast"), wall).statistic)
+    assert data["human_target"] == "wall_ms" and data["selection"]["project"] == project.name
+
+
+def test_analyze_scenarios_with_knowledge_reads_the_other_variant(study):
+    project, _ = study
+    data = json.loads(run("--project", project.name, "--scenarios", "--variant", "with_references", "--format", "json"))
+    values = MetricValue.objects.filter(
+        metric="compression", variant=MetricValue.WITH_REFERENCES, post_edit__condition="fast"
+    ).values_list("value", flat=True)
+    assert data["summaries"][2]["distance"]["mean"] == pytest.approx(np.mean(list(values)))
+
+
+def test_analyze_scenarios_table_and_csv(study):
+    project, _ = study
+    table = run("--project", project.name, "--scenarios", "--reference", "fast")
+    assert "against 'fast'" in table and "Wilcoxon" in table and "similar" in table
+    rows = list(csv.DictReader(io.StringIO(run("--project", project.name, "--scenarios", "--format", "csv"))))
+    assert [r["scenario"] for r in rows] == ["normal", "similar", "fast"]
+    assert float(rows[2]["distance_mean"]) == pytest.approx(expected("fast").mean())
+    assert rows[0]["slope"] == "" and rows[2]["ordered"] == "True"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--reference", "slow"], "unknown reference scenario 'slow'"),
+        (["--reference", "x" * 5000], "unknown reference scenario"),
+        (["--reference", "normal\x00"], "unknown reference scenario"),
+        (["--format", "conditions-csv"], "does not apply to --scenarios"),
+        (["--by-document"], "choose one of --scenarios and --by-document"),
+    ],
+)
+def test_hostile_scenario_options_are_clear_messages(study, args, message):
+    project, _ = study
+    with pytest.raises(CommandError, match=message):
+        run("--project", project.name, "--scenarios", *args)
+
+
+def test_reference_without_scenarios_and_a_project_without_synthetic_edits():
+    project = ProjectFactory(name="human only")
+    SubmittedPostEditFactory(assignment__item__project=project)
+    with pytest.raises(CommandError, match="--reference applies to --scenarios only"):
+        run("--project", project.name, "--target", "wall_time", "--reference", "normal")
+    with pytest.raises(CommandError, match="has no synthetic edits"):
+        run("--project", project.name, "--scenarios")
+    with pytest.raises(CommandError, match="has no synthetic edits"):
+        run("--project", project.name, "--scenarios", "--reference", "normal")
+
+
+def export(project, *flags: str) -> list[dict]:
+    out = io.StringIO()
+    call_command("export", "--project", project.name, "--format", "csv", "--output", "-", *flags, stdout=out)
+    return list(csv.DictReader(io.StringIO(out.getvalue())))
+
+
+def test_export_leaves_synthetic_edits_out_unless_asked(study):
+    project, _ = study
+    human = export(project)
+    assert len(human) == N_ITEMS and {r["origin"] for r in human} == {"live"}
+    every = export(project, "--include-simulated")
+    assert len(every) == 4 * N_ITEMS
+    simulated = [r for r in every if r["origin"] == "simulated"]
+    assert {r["condition"] for r in simulated} == {"normal", "similar", "fast"}
+    fast = next(r for r in simulated if r["condition"] == "fast" and r["external_id"] == "q2")
+    assert fast["edited"] == edited(2, "fast") and float(fast["compression"]) == expected("fast")[2]
+    assert fast["wall_ms"] == "" and fast["keystrokes"] == ""
+
+
+def test_practice_items_edits_are_left_out_of_the_scenarios(study):
+    project, items = study
+    Item.objects.filter(pk=items[0].pk).update(practice=True)
+    assert len(simulated_edit_frame(project=project)) == 3 * (N_ITEMS - 1)
