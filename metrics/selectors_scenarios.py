@@ -8,8 +8,10 @@ expert knowledge -> the edit), as for human post-edits. Practice items' edits ar
 human analysis leaves them out by default.
 """
 
+import json
+
 import pandas as pd
-from django.db.models import F, FilteredRelation, Q, QuerySet
+from django.db.models import Count, F, FilteredRelation, Max, Q, QuerySet
 from django.db.models.functions import Length
 
 from annotations.models import PostEdit, Project
@@ -58,3 +60,13 @@ def simulated_edit_frame(
     frame[LENGTH] = pd.to_numeric(frame[LENGTH]).astype(float)
     frame[DISTANCE] = pd.to_numeric(frame[DISTANCE], errors="coerce").astype(float)
     return frame
+
+
+def simulated_fingerprint(*, project: Project, variant: str = MetricValue.PLAIN) -> str:
+    """Changes whenever a synthetic edit or one of its distances of `variant` is stored or changed."""
+    edits = simulated_queryset(project=project)
+    stamp = edits.aggregate(n=Count("id"), changed=Max("updated"))
+    values = MetricValue.objects.filter(
+        post_edit__in=edits.values("id"), metric=SCENARIO_METRIC, variant=variant
+    ).aggregate(n=Count("id"), changed=Max("computed_at"))
+    return json.dumps([stamp["n"], str(stamp["changed"]), values["n"], str(values["changed"])])

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from scipy import stats
 
 from annotations.models import Item
@@ -175,3 +176,54 @@ def test_practice_items_edits_are_left_out_of_the_scenarios(study):
     project, items = study
     Item.objects.filter(pk=items[0].pk).update(practice=True)
     assert len(simulated_edit_frame(project=project)) == 3 * (N_ITEMS - 1)
+
+
+def test_report_page_shows_the_section_only_with_synthetic_edits(researcher_client, study):
+    project, _ = study
+    page = reverse("metrics-report", kwargs={"project_id": project.pk})
+    response = researcher_client.get(page, {"target": "wall_time"})
+    body = response.content.decode()
+    assert response.status_code == 200 and 'id="synthetic-edits"' in body
+    assert "against" in body and '<th scope="row">fast</th>' in body
+    fast_slope = sm.OLS(expected("fast"), sm.add_constant(expected("normal"))).fit().params[1]
+    assert f"{fast_slope:.3f}" in body
+    other = ProjectFactory(name="people only")
+    SubmittedPostEditFactory(assignment__item__project=other)
+    plain = researcher_client.get(reverse("metrics-report", kwargs={"project_id": other.pk}), {"target": "wall_time"})
+    assert plain.status_code == 200 and "synthetic-edits" not in plain.content.decode()
+
+
+def test_report_page_refuses_an_unknown_reference_in_place(researcher_client, study):
+    project, _ = study
+    page = reverse("metrics-report", kwargs={"project_id": project.pk})
+    response = researcher_client.get(page, {"target": "wall_time", "reference": "<b>slow</b>"})
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "unknown reference scenario" in body and "<b>slow</b>" not in body
+    assert researcher_client.get(page, {"target": "wall_time", "reference": "similar"}).status_code == 200
+
+
+def test_analysis_api_and_json_download_carry_the_scenarios(researcher_client, study):
+    project, _ = study
+    api = reverse("api-project-analysis", kwargs={"pk": project.pk})
+    data = researcher_client.get(api, {"target": "wall_time", "reference": "similar"}).json()
+    scenarios = data["scenarios"]
+    assert scenarios["reference"] == "similar" and [c["scenario"] for c in scenarios["comparisons"]] == [
+        "normal",
+        "fast",
+    ]
+    fast = scenarios["comparisons"][1]
+    fit = sm.OLS(expected("fast"), sm.add_constant(expected("similar"))).fit()
+    assert fast["slope"] == pytest.approx(fit.params[1]) and len(fast["points"]) == N_ITEMS
+    assert scenarios["human"][0]["correlation"]["spearman"] is not None
+    refused = researcher_client.get(api, {"target": "wall_time", "reference": "slow"})
+    assert refused.status_code == 400 and "unknown reference scenario 'slow'" in refused.json()["detail"]
+    download = reverse("metrics-report-data", kwargs={"project_id": project.pk, "fmt": "json"})
+    assert (
+        json.loads(researcher_client.get(download, {"target": "wall_time"}).content)["scenarios"]["reference"]
+        == "normal"
+    )
+    people = ProjectFactory(name="people only")
+    SubmittedPostEditFactory(assignment__item__project=people)
+    none = researcher_client.get(reverse("api-project-analysis", kwargs={"pk": people.pk}), {"target": "wall_time"})
+    assert none.status_code == 200 and none.json()["scenarios"] is None
