@@ -1,5 +1,6 @@
 """The export download: a project's post-edits, effort and metric values as CSV, JSON Lines or
-Parquet, streamed (metrics.exports writes them). Researchers and admins only.
+Parquet, streamed (metrics.exports writes them). Researchers and admins only. Practice items' edits
+and an LLM's synthetic edits are left out unless include_practice / include_simulated.
 """
 
 from django.contrib.auth.decorators import login_required
@@ -21,9 +22,10 @@ def export_download(request: HttpRequest, project_id: int) -> HttpResponse | Str
     try:
         export_format = get_format(fmt)
         include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
+        include_simulated = parse_flag(request.GET.get("include_simulated", ""), name="include_simulated")
     except ExportError as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-    spec = export_spec(project=project, include_practice=include_practice)
+    spec = export_spec(project=project, include_practice=include_practice, include_simulated=include_simulated)
     response = StreamingHttpResponse(export_stream(spec, fmt), content_type=export_format.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
     return response

@@ -227,3 +227,18 @@ def test_analysis_api_and_json_download_carry_the_scenarios(researcher_client, s
     SubmittedPostEditFactory(assignment__item__project=people)
     none = researcher_client.get(reverse("api-project-analysis", kwargs={"pk": people.pk}), {"target": "wall_time"})
     assert none.status_code == 200 and none.json()["scenarios"] is None
+
+
+def test_export_download_takes_include_simulated(researcher_client, study):
+    project, _ = study
+    url = reverse("metrics-export", kwargs={"project_id": project.pk})
+
+    def rows(**params) -> list[dict]:
+        response = researcher_client.get(url, {"format": "csv", **params})
+        assert response.status_code == 200
+        return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+    assert len(rows()) == N_ITEMS
+    assert len(rows(include_simulated="1")) == 4 * N_ITEMS
+    refused = researcher_client.get(url, {"format": "csv", "include_simulated": "maybe"})
+    assert refused.status_code == 400 and "include_simulated" in refused.content.decode()
