@@ -198,17 +198,22 @@ def _report_context(
         **_conditions_context(report, plot_urls),
         **_documents_context(report, project, query),
         **_live_vs_imported_context(report),
-        **_scenarios_context(report),
+        **_scenarios_context(report, plot_urls, reference),
     }
 
 
-def _scenarios_context(report: Report) -> dict:
+def _scenarios_context(report: Report, plot_urls, reference: str | None) -> dict:
     """The Synthetic edits section: shown when the project has synthetic edits."""
     scenarios = report.scenarios
     if scenarios is None:
         return {"scenarios": None}
+    chosen = {"reference": reference} if reference else {}
     return {
         "scenarios": scenarios,
+        "scenario_plots": {
+            "scenarios": plot_urls("scenarios", **chosen) if scenarios.comparisons else None,
+            "scenario_distances": plot_urls("scenario_distances", **chosen),
+        },
         "scenario_rows": [
             {**row, "wilcoxon_p_text": format_p(row["wilcoxon_p"])} for row in comparison_rows(scenarios)
         ],

@@ -242,3 +242,33 @@ def test_export_download_takes_include_simulated(researcher_client, study):
     assert len(rows(include_simulated="1")) == 4 * N_ITEMS
     refused = researcher_client.get(url, {"format": "csv", "include_simulated": "maybe"})
     assert refused.status_code == 400 and "include_simulated" in refused.content.decode()
+
+
+def test_scenario_plots_and_their_numbers(researcher_client, study):
+    project, _ = study
+
+    def plot(kind: str, fmt: str, **params):
+        url = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": kind, "fmt": fmt})
+        return researcher_client.get(url, {"target": "wall_time", **params})
+
+    svg = plot("scenarios", "svg")
+    assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml" and b"x = y" in svg.content
+    assert plot("scenarios", "png").content[:4] == b"\x89PNG"
+    rows = list(csv.DictReader(io.StringIO(plot("scenarios", "csv", reference="fast").content.decode())))
+    assert [r["scenario"] for r in rows] == ["normal", "similar", "fast"] and rows[0]["reference"] == "fast"
+    distances = json.loads(plot("scenario_distances", "json").content)
+    assert distances["summaries"][2]["distance"]["mean"] == pytest.approx(expected("fast").mean())
+    assert plot("scenario_distances", "svg").status_code == 200
+    by_item = list(csv.DictReader(io.StringIO(plot("scenario_distances", "csv").content.decode())))
+    assert len(by_item) == 3 * N_ITEMS
+    assert plot("scenarios", "svg", reference="slow").status_code == 400
+    page = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk}), {"target": "wall_time"})
+    assert "plots/scenarios.svg?" in page.content.decode()
+
+
+def test_scenario_plots_of_a_project_without_synthetic_edits_are_refused(researcher_client):
+    project = ProjectFactory(name="people only")
+    SubmittedPostEditFactory(assignment__item__project=project)
+    url = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "scenarios", "fmt": "svg"})
+    response = researcher_client.get(url, {"target": "wall_time"})
+    assert response.status_code == 400 and "has no synthetic edits" in response.content.decode()
