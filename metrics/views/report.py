@@ -51,6 +51,7 @@ from metrics.selectors import (
     projects_with_submitted,
     task_types,
 )
+from metrics.selectors_scenarios import simulated_scenarios
 from metrics.views.downloads import csv_response, json_response, safe_name
 
 NUMBER_FORMATS = ("csv", "json")
@@ -99,8 +100,10 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
             "idle_threshold": request.GET.get("idle_threshold", ""),
             "include_practice": _checked(request.GET.get("include_practice", "")),
             "baseline": request.GET.get("baseline", ""),
+            "reference": request.GET.get("reference", ""),
         },
         "declared_conditions": declared_conditions(project),
+        "scenario_names": simulated_scenarios(project=project),
     }
     status = 200
     try:

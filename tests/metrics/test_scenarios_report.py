@@ -187,10 +187,12 @@ def test_report_page_shows_the_section_only_with_synthetic_edits(researcher_clie
     assert "against" in body and '<th scope="row">fast</th>' in body
     fast_slope = sm.OLS(expected("fast"), sm.add_constant(expected("normal"))).fit().params[1]
     assert f"{fast_slope:.3f}" in body
+    assert '<select name="reference">' in body and '<option value="similar">similar</option>' in body
     other = ProjectFactory(name="people only")
     SubmittedPostEditFactory(assignment__item__project=other)
     plain = researcher_client.get(reverse("metrics-report", kwargs={"project_id": other.pk}), {"target": "wall_time"})
     assert plain.status_code == 200 and "synthetic-edits" not in plain.content.decode()
+    assert 'name="reference"' not in plain.content.decode()
 
 
 def test_report_page_refuses_an_unknown_reference_in_place(researcher_client, study):
