@@ -274,3 +274,18 @@ def test_scenario_plots_of_a_project_without_synthetic_edits_are_refused(researc
     url = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "scenarios", "fmt": "svg"})
     response = researcher_client.get(url, {"target": "wall_time"})
     assert response.status_code == 400 and "has no synthetic edits" in response.content.decode()
+
+
+def test_a_project_with_only_synthetic_edits_has_a_report(researcher_client):
+    project = ProjectFactory(name="llm only")
+    for i in range(4):
+        item = ItemFactory(project=project, external_id=f"q{i}", model_output=answer(i))
+        for scenario in ("normal", "fast"):
+            post_edit_create_simulated(item=item, scenario=scenario, text=edited(i, scenario), provenance={"m": 1})
+    metric_values_compute(project=project, metrics=["compression"])
+    response = researcher_client.get(
+        reverse("metrics-report", kwargs={"project_id": project.pk}), {"target": "wall_time"}
+    )
+    assert response.status_code == 200 and 'id="synthetic-edits"' in response.content.decode()
+    data = json.loads(run("--project", project.name, "--scenarios", "--format", "json"))
+    assert data["human"] == [] and data["comparisons"][0]["n"] == 4
