@@ -247,8 +247,9 @@ def analyze_scenarios(
 ) -> ScenarioAnalysis:
     """The synthetic-edit analysis of `frame` (columns external_id, scenario, length, distance; one
     row per synthetic edit) against `reference` (default normal, else the first scenario; refused, a
-    ScenarioError naming the scenarios, when no edit was made under it); `human` (columns external_id and `human`: one row per item, its mean human
-    effort `human_target`) adds the correlation of each scenario's distance with it."""
+    ScenarioError naming the scenarios, when no edit was made under it). `human` (columns external_id
+    and `human`: one row per item, its mean human effort `human_target`) adds the correlation of each
+    scenario's distance with it."""
     settings = settings or ScenarioSettings()
     names = scenario_order(frame[SCENARIO].astype(str).unique().tolist()) if len(frame) else []
     chosen = pick_reference(names, reference) if names else (reference or DEFAULT_REFERENCE)
