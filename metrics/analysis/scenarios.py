@@ -46,6 +46,7 @@ DEFAULT_REFERENCE = "normal"
 PAPER_ORDER = ("normal", "similar", "fast")  # the paper's scenarios, shown first in this order
 MIN_PAIRS = 3  # a line and a test need at least this many paired items
 HISTOGRAM_BINS = 20
+BOOTSTRAP_CELLS = 4_000_000  # resampled values held in memory at once (items x resamples per batch)
 
 
 class ScenarioError(ValueError):
@@ -225,6 +226,7 @@ def compare(x: np.ndarray, y: np.ndarray, *, scenario: str, reference: str, sett
             confidence_level=settings.confidence,
             method="percentile",
             rng=np.random.default_rng(settings.seed),
+            batch=max(1, BOOTSTRAP_CELLS // differences.size),  # resamples held at once: memory stays bounded
         )
         result.difference_ci = (float(boot.confidence_interval.low), float(boot.confidence_interval.high))
     if not np.any(differences != 0):
