@@ -14,7 +14,8 @@ metric and variant (`compression`, `compression__with_references`, ...) for ever
 with a stored value in the project. Missing values are empty (CSV) or null.
 
 Practice items' post-edits are left out unless include_practice: they warm participants up and
-are no part of the study (DESIGN.md, "Participant").
+are no part of the study (DESIGN.md, "Participant"). An LLM's synthetic edits (origin `simulated`,
+their scenario as their condition, no time and no keys) are left out unless include_simulated.
 
 CSV formula injection: a text cell starting with = + - @ tab or CR gets a leading
 apostrophe so spreadsheets show it as text. Numeric columns (effort figures, metric
@@ -94,6 +95,7 @@ class ExportSpec:
     task_type: str | None = None
     origin: str | None = None
     include_practice: bool = False
+    include_simulated: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -112,6 +114,7 @@ class ExportSpec:
             task_type=self.task_type,
             origin=self.origin,
             include_practice=self.include_practice,
+            include_simulated=self.include_simulated,
         )
 
 
@@ -123,6 +126,7 @@ def export_spec(
     origin: str | None = None,
     metrics: Sequence[str] | None = None,
     include_practice: bool = False,
+    include_simulated: bool = False,
 ) -> ExportSpec:
     base = post_edit_queryset(
         project=project,
@@ -130,6 +134,7 @@ def export_spec(
         task_type=task_type,
         origin=origin,
         include_practice=include_practice,
+        include_simulated=include_simulated,
     )
     names = list(metrics) if metrics is not None else stored_metric_names(base)
     return ExportSpec(
@@ -139,6 +144,7 @@ def export_spec(
         task_type=task_type,
         origin=origin,
         include_practice=include_practice,
+        include_simulated=include_simulated,
     )
 
 

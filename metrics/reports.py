@@ -23,7 +23,9 @@ from metrics.analysis import (
 from metrics.analysis.conditions import CONDITION
 from metrics.analysis.documents import DocumentsSummary, document_summary
 from metrics.analysis.origins import OriginComparison, compare_origins
+from metrics.analysis.scenarios import ScenarioAnalysis
 from metrics.analysis_options import Selection, declared_conditions
+from metrics.scenario_report import scenarios_build
 from metrics.selection_data import (
     STORED_ACTIVE,
     SelectionData,
@@ -38,6 +40,7 @@ from metrics.selectors import (
     copied_from,
     project_has_documents,
 )
+from metrics.selectors_scenarios import simulated_fingerprint
 
 
 @dataclass
@@ -68,6 +71,7 @@ class Report:
     conditions: ConditionAnalysis | None = None  # when the selection's edits carry conditions
     documents: DocumentsSummary | None = None  # when the project's items belong to documents
     live_vs_imported: OriginComparison | None = None  # when live and imported post-edits can be compared
+    scenarios: ScenarioAnalysis | None = None  # when the project has synthetic edits (an LLM's, by scenario)
 
     def to_dict(self) -> dict:
         data = self.analysis.to_dict()
@@ -79,19 +83,28 @@ class Report:
         data["practice"] = {"in_selection": self.practice, "excluded": not self.selection.include_practice}
         data["conditions"] = self.conditions.to_dict() if self.conditions else None
         data["idle_sensitivity"] = jsonable(asdict(self.idle_sensitivity)) if self.idle_sensitivity else None
+        data["scenarios"] = self.scenarios.to_dict() if self.scenarios else None
         return data
 
 
 def report_build(
-    *, selection: Selection, settings: Settings | None = None, baseline: str | None = None, use_cache: bool = True
+    *,
+    selection: Selection,
+    settings: Settings | None = None,
+    baseline: str | None = None,
+    use_cache: bool = True,
+    scenario_reference: str | None = None,
 ) -> Report:
     """The analysis of a selection, from the cache when its data has not changed; with the
-    comparison of conditions when its edits carry any (against `baseline`, checked by baseline_build)."""
+    comparison of conditions when its edits carry any (against `baseline`, checked by baseline_build)
+    and the synthetic-edit analysis when the project has synthetic edits (against `scenario_reference`,
+    checked by metrics.scenario_report.scenario_reference_check)."""
     settings = settings or Settings()
     # A copy's report compares it with its source (live_vs_imported): the source's data is part of the key.
     source = comparison_source(selection)
     fingerprints = [fingerprint(s) for s in (selection, source) if s is not None]
-    key = cache_key("report", selection.describe(), repr(settings), baseline, *fingerprints)
+    fingerprints.append(simulated_fingerprint(project=selection.project, variant=selection.variant))
+    key = cache_key("report", selection.describe(), repr(settings), baseline, scenario_reference, *fingerprints)
 
     def compute() -> Report:
         data = selection_data(selection=selection, use_cache=use_cache)
@@ -119,6 +132,7 @@ def report_build(
             live_vs_imported=live_vs_imported_build(
                 selection=selection, data=data, settings=settings, use_cache=use_cache
             ),
+            scenarios=scenarios_build(selection=selection, human_frame=data.frame, reference=scenario_reference),
         )
 
     return cached(key, compute, use_cache)

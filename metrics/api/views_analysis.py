@@ -5,7 +5,7 @@ authentication. The same service (metrics.reports) serves the report page and th
 command, so the three agree.
 """
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -16,8 +16,9 @@ from annotations.api.permissions import AdminWritesResearcherReads
 from editlab.api import validated
 from editlab.errors import error_responses
 from metrics.analysis_options import AnalysisOptionsSerializer, analysis_request_build
-from metrics.api import serializers_analysis as s
+from metrics.api.serializers_scenarios import AnalysisWithScenariosOutputSerializer
 from metrics.reports import report_build
+from metrics.scenario_report import REFERENCE_PARAM, scenario_reference_from_query
 from metrics.selectors import project_get
 
 
@@ -38,12 +39,22 @@ class ProjectAnalysisApi(APIView):
             "sensitivity; when the edits were made under conditions, effort per condition (n, mean, median, "
             "item-bootstrap 95% CI, words per hour) and each condition's effect against the baseline in a mixed "
             "model (and on log time with log_time). Practice items' post-edits are left out unless include_practice. "
+            "When the project has synthetic edits (an LLM's, by scenario): their distance distributions per scenario "
+            "and each scenario against the reference scenario (`reference`, default normal: OLS line, paired "
+            "difference with a bootstrap CI, one-sided Wilcoxon test), and each one's correlation with human effort. "
             "Edge cases (too few edits, constant or missing values, one annotator, post-edits "
             "without an event log) come back as messages."
         ),
-        parameters=[AnalysisOptionsSerializer],
+        parameters=[
+            AnalysisOptionsSerializer,
+            OpenApiParameter(
+                REFERENCE_PARAM,
+                str,
+                description="The scenario the synthetic edits' other scenarios are compared with (default normal).",
+            ),
+        ],
         responses={
-            200: s.AnalysisOutputSerializer,
+            200: AnalysisWithScenariosOutputSerializer,
             **error_responses(
                 400,
                 403,
@@ -59,5 +70,6 @@ class ProjectAnalysisApi(APIView):
             raise NotFound("No such project.")
         params = validated(AnalysisOptionsSerializer, request.query_params)
         selection, settings, baseline = analysis_request_build(project=project, params=params)
-        report = report_build(selection=selection, settings=settings, baseline=baseline)
-        return Response(s.AnalysisOutputSerializer(report.to_dict()).data)
+        reference = scenario_reference_from_query(project=project, query=request.query_params)
+        report = report_build(selection=selection, settings=settings, baseline=baseline, scenario_reference=reference)
+        return Response(AnalysisWithScenariosOutputSerializer(report.to_dict()).data)

@@ -1,5 +1,6 @@
 """The export download: a project's post-edits, effort and metric values as CSV, JSON Lines or
-Parquet, streamed (metrics.exports writes them). Researchers and admins only.
+Parquet, streamed (metrics.exports writes them). Researchers and admins only. Practice items' edits
+and an LLM's synthetic edits are left out unless include_practice / include_simulated.
 """
 
 from django.contrib.auth.decorators import login_required
@@ -20,7 +21,8 @@ def export_download(request: HttpRequest, project_id: int) -> HttpResponse | Str
     fmt = request.GET.get("format", "csv")
     export_format = get_format(fmt)  # an ExportError (a Refusal) is a page with its message
     include_practice = parse_flag(request.GET.get("include_practice", ""), name="include_practice")
-    spec = export_spec(project=project, include_practice=include_practice)
+    include_simulated = parse_flag(request.GET.get("include_simulated", ""), name="include_simulated")
+    spec = export_spec(project=project, include_practice=include_practice, include_simulated=include_simulated)
     response = StreamingHttpResponse(export_stream(spec, fmt), content_type=export_format.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export_filename(project, fmt)}"'
     return response

@@ -29,6 +29,7 @@ from metrics.analysis import (
 from metrics.analysis.documents import document_columns, document_rows
 from metrics.analysis.origins import origin_rows
 from metrics.analysis.pipeline import ROW_ORDERS
+from metrics.analysis.scenarios import comparison_rows
 from metrics.analysis_options import (
     FLAG_VALUES,
     ORIGINS,
@@ -41,6 +42,7 @@ from metrics.analysis_options import (
 )
 from metrics.gold_figures import gold_table_build
 from metrics.reports import Report, documents_summarise, report_build
+from metrics.scenario_report import scenario_reference_from_query
 from metrics.selection_data import selection_data
 from metrics.selectors import (
     TARGETS,
@@ -49,6 +51,7 @@ from metrics.selectors import (
     projects_with_submitted,
     task_types,
 )
+from metrics.selectors_scenarios import simulated_scenarios
 from metrics.views.downloads import csv_response, json_response, safe_name
 
 NUMBER_FORMATS = ("csv", "json")
@@ -97,25 +100,30 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
             "idle_threshold": request.GET.get("idle_threshold", ""),
             "include_practice": _checked(request.GET.get("include_practice", "")),
             "baseline": request.GET.get("baseline", ""),
+            "reference": request.GET.get("reference", ""),
         },
         "declared_conditions": declared_conditions(project),
+        "scenario_names": simulated_scenarios(project=project),
     }
     status = 200
     try:
         selection, settings, baseline = analysis_request_from_query(project=project, query=request.GET)
+        reference = scenario_reference_from_query(project=project, query=request.GET)
     except SelectionError as exc:
         context["error"] = str(exc)
         status = 200 if request.htmx else 400  # htmx swaps only 2xx bodies: show the message in place
     else:
-        report = report_build(selection=selection, settings=settings, baseline=baseline)
-        context.update(_report_context(report, project, baseline))
+        report = report_build(selection=selection, settings=settings, baseline=baseline, scenario_reference=reference)
+        context.update(_report_context(report, project, baseline, reference))
     template = "metrics/report_body.html" if request.htmx else "metrics/report.html"
     return render(request, template, context, status=status)
 
 
-def _report_context(report: Report, project: Project, baseline: str | None = None) -> dict:
+def _report_context(
+    report: Report, project: Project, baseline: str | None = None, reference: str | None = None
+) -> dict:
     analysis = report.analysis
-    query = _query(report.selection, analysis.settings, baseline)
+    query = _query(report.selection, analysis.settings, baseline, **({"reference": reference} if reference else {}))
     plot_base = reverse("metrics-report-plot", kwargs={"project_id": project.pk, "kind": "KIND", "fmt": "FMT"})
 
     def plot_urls(kind: str, **extra: str) -> dict:
@@ -193,6 +201,27 @@ def _report_context(report: Report, project: Project, baseline: str | None = Non
         **_conditions_context(report, plot_urls),
         **_documents_context(report, project, query),
         **_live_vs_imported_context(report),
+        **_scenarios_context(report, plot_urls, reference),
+    }
+
+
+def _scenarios_context(report: Report, plot_urls, reference: str | None) -> dict:
+    """The Synthetic edits section: shown when the project has synthetic edits."""
+    scenarios = report.scenarios
+    if scenarios is None:
+        return {"scenarios": None}
+    chosen = {"reference": reference} if reference else {}
+    return {
+        "scenarios": scenarios,
+        "scenario_plots": {
+            "scenarios": plot_urls("scenarios", **chosen) if scenarios.comparisons else None,
+            "scenario_distances": plot_urls("scenario_distances", **chosen),
+        },
+        "scenario_rows": [
+            {**row, "wilcoxon_p_text": format_p(row["wilcoxon_p"])} for row in comparison_rows(scenarios)
+        ],
+        "scenario_messages": scenarios.messages
+        + [f"{c.scenario}: {message}" for c in scenarios.comparisons for message in c.messages],
     }
 
 
@@ -262,7 +291,8 @@ def report_data(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse
     project = get_object_or_404(Project, pk=project_id)
     chosen = _download_selection(request, project, fmt)
     selection, settings, baseline = chosen
-    report = report_build(selection=selection, settings=settings, baseline=baseline)
+    reference = scenario_reference_from_query(project=project, query=request.GET)
+    report = report_build(selection=selection, settings=settings, baseline=baseline, scenario_reference=reference)
     filename = f"{safe_name(project.name)}-{selection.target}-analysis"
     if fmt == "json":
         return json_response(report.to_dict(), filename)

@@ -26,6 +26,7 @@ from metrics.analysis import (
 from metrics.analysis.conditions import CONDITION
 from metrics.analysis_options import Selection
 from metrics.reports import report_build
+from metrics.scenario_report import scenario_reference_from_query
 from metrics.selection_data import selection_data
 from metrics.selectors import (
     effort_points,
@@ -34,8 +35,9 @@ from metrics.selectors import (
 )
 from metrics.views.downloads import csv_response, json_response, safe_name
 from metrics.views.report import NUMBER_FORMATS, readers, report_options
+from metrics.views.report_scenario_plots import SCENARIO_PLOTS, scenario_plot
 
-PLOT_KINDS = ("scatter", "heatmap", "effort", "idle", "conditions")
+PLOT_KINDS = ("scatter", "heatmap", "effort", "idle", "conditions", *SCENARIO_PLOTS)
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
 
@@ -49,6 +51,9 @@ def report_plot(request: HttpRequest, project_id: int, kind: str, fmt: str) -> H
     selection, settings, baseline = report_options(request, project)
     if kind == "conditions":
         return _conditions(selection, settings, baseline, fmt)
+    if kind in SCENARIO_PLOTS:
+        reference = scenario_reference_from_query(project=project, query=request.GET)
+        return scenario_plot(selection, reference, kind, fmt, figure_response=_figure_response)
     draw = {"scatter": _scatter, "heatmap": _heatmap, "effort": _effort, "idle": _idle}[kind]
     return draw(selection, settings, request.GET, fmt)
 

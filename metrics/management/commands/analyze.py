@@ -1,6 +1,7 @@
 """python manage.py analyze --project NAME --target TARGET [--variant V] [--annotators a,b]
 [--task-type T] [--origin O] [--exclude-flagged] [--include-practice] [--idle-threshold S] [--log-time]
 [--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv] [--by-document]
+[--scenarios [--reference SCENARIO]]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
 per metric Pearson r (p, 95% CI, per annotator), Spearman rho, 5-NN R² (published split
@@ -11,6 +12,9 @@ Practice items' post-edits are left out unless --include-practice. The JSON sche
 documented in the README ("Analysis JSON"); conditions-csv prints one row per condition.
 With --by-document it prints the per-document summary instead (no analysis is run; --target is then
 optional: the summary holds every effort column, whatever the target).
+With --scenarios it prints the synthetic-edit analysis instead (metrics.scenario_report): each scenario's
+distance distributions and its comparison with the reference scenario (--reference, default normal);
+--target (default wall_time) is then the human effort each scenario's distance is correlated with.
 """
 
 import csv
@@ -22,6 +26,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotations.models import Project
 from metrics.analysis import condition_rows, summary_rows
 from metrics.analysis.documents import document_columns, document_rows
+from metrics.analysis.scenarios import comparison_rows
 from metrics.analysis_options import (
     ORIGINS,
     AnalysisOptionsSerializer,
@@ -42,10 +47,13 @@ from metrics.report_text import (
     sensitivity_table,
 )
 from metrics.reports import Report, documents_build, report_build
+from metrics.scenario_report import scenario_reference_check, scenarios_build
+from metrics.scenario_text import scenarios_table
 from metrics.selection_data import selection_data
 from metrics.selectors import TARGETS, VARIANTS
 
 FORMATS = ("table", "json", "csv", "conditions-csv")
+SCENARIO_TARGET = "wall_time"  # the human effort --scenarios correlates with when no --target is given
 NUMBERS = (
     ("--k", "k", "neighbours for KNN regression"),
     ("--test-size", "test_size", "the published protocol's test share"),
@@ -118,8 +126,25 @@ class Command(BaseCommand):
             action="store_true",
             help="print the per-document summary (segments, post-edits, annotators, conditions, words, effort)",
         )
+        parser.add_argument(
+            "--scenarios",
+            action="store_true",
+            help="print the synthetic-edit analysis (distances by scenario, each against the reference scenario)",
+        )
+        parser.add_argument(
+            "--reference",
+            default="",
+            metavar="SCENARIO",
+            help="with --scenarios: the scenario the others are compared with (default normal, else the first)",
+        )
 
     def handle(self, *args, **options) -> None:
+        if options["reference"] and not options["scenarios"]:
+            raise CommandError("--reference applies to --scenarios only")
+        if options["scenarios"] and options["by_document"]:
+            raise CommandError("choose one of --scenarios and --by-document")
+        if options["target"] is None and options["scenarios"]:
+            options["target"] = SCENARIO_TARGET
         if options["target"] is None:
             if not options["by_document"]:
                 raise CommandError(
@@ -141,6 +166,9 @@ class Command(BaseCommand):
         if options["by_document"]:
             self._documents(selection, options["format"])
             return
+        if options["scenarios"]:
+            self._scenarios(selection, options["reference"], options["format"])
+            return
         report = report_build(selection=selection, settings=settings, baseline=baseline, use_cache=False)
         formats = {"json": self._json, "csv": self._csv, "table": self._table, "conditions-csv": self._conditions_csv}
         formats[options["format"]](report)
@@ -155,6 +183,28 @@ class Command(BaseCommand):
             self._write_csv(document_rows(documents), first="document", columns=document_columns(documents.efforts))
         else:
             self.stdout.write(documents_table(documents))
+
+    def _scenarios(self, selection: Selection, reference: str, fmt: str) -> None:
+        if fmt == "conditions-csv":
+            raise CommandError("--format conditions-csv does not apply to --scenarios: choose table, json or csv")
+        try:
+            chosen = scenario_reference_check(project=selection.project, reference=reference)
+        except SelectionError as exc:
+            raise CommandError(str(exc)) from None
+        human = selection_data(selection=selection, use_cache=False).frame
+        analysis = scenarios_build(selection=selection, human_frame=human, reference=chosen)
+        if analysis is None:
+            raise CommandError(
+                f"project {selection.project.name!r} has no synthetic edits (store some with simulate_edits)"
+            )
+        if fmt == "json":
+            data = {"selection": selection.describe(), **analysis.to_dict()}
+            self.stdout.write(json.dumps(data, indent=2, allow_nan=False))
+        elif fmt == "csv":
+            self._write_csv(comparison_rows(analysis), first="scenario")
+        else:
+            self.stdout.write(f"Project {selection.project.name}")
+            self.stdout.write(scenarios_table(analysis, variant=selection.variant))
 
     def _json(self, report: Report) -> None:
         self.stdout.write(json.dumps(report.to_dict(), indent=2, allow_nan=False))

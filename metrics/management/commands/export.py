@@ -1,4 +1,5 @@
-"""python manage.py export --project NAME --format csv|jsonl|parquet --output FILE [--include-practice]"""
+"""python manage.py export --project NAME --format csv|jsonl|parquet --output FILE [--include-practice]
+[--include-simulated]"""
 
 import os
 from pathlib import Path
@@ -21,13 +22,22 @@ class Command(BaseCommand):
             action="store_true",
             help="also export practice items' post-edits (left out by default)",
         )
+        parser.add_argument(
+            "--include-simulated",
+            action="store_true",
+            help="also export an LLM's synthetic edits (origin simulated; left out by default)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
             project = Project.objects.get(name=options["project"])
         except Project.DoesNotExist:
             raise CommandError(f"no project named {options['project']!r}") from None
-        spec = export_spec(project=project, include_practice=options["include_practice"])
+        spec = export_spec(
+            project=project,
+            include_practice=options["include_practice"],
+            include_simulated=options["include_simulated"],
+        )
         output = options["output"]
         if output == "-":
             if options["fmt"] == "parquet":
