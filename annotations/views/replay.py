@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotations.editing.event_store import stored_log
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.models import PostEdit
 from annotations.replay import iter_replay, replay
 from annotations.roles import ADMIN, RESEARCHER, role_required

@@ -3,7 +3,8 @@
 import dataclasses
 
 from annotations.api.serializers_editor import event_from_wire
-from annotations.effort import Effort, LogEvent, classify_char, classify_key, derive_effort
+from annotations.effort import Effort, classify_char, classify_key, derive_effort
+from annotations.log_event import LogEvent
 from annotations.models import EFFORT_FIELDS
 
 IDLE_MS = 30_000
