@@ -22,7 +22,9 @@ from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
-from annotations.selectors import batch_progress, document_context, participant_of, start_shown
+from annotations.selectors import document_context, start_shown
+from annotations.selectors_participants import participant_of
+from annotations.selectors_progress import batch_progress
 from editlab.http import AuthenticatedHttpRequest
 from editlab.limits import parse_id
 

@@ -25,7 +25,9 @@ from annotations.manage_forms import (
 )
 from annotations.models import Assignment, Project
 from annotations.roles import ADMIN, RESEARCHER, is_admin, role_required
-from annotations.selectors import batch_rows, project_progress, study_settings
+from annotations.selectors import batch_rows
+from annotations.selectors_conditions import study_settings
+from annotations.selectors_progress import project_progress
 from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make

@@ -23,24 +23,26 @@ from annotations.editing.navigation import next_url_for
 from annotations.manage_forms import JoinLinkForm
 from annotations.models import JoinLink, Participant, Project
 from annotations.roles import is_admin
-from annotations.selectors import participant_of, project_join_links, project_participants
+from annotations.selectors_participants import participant_of, project_join_links, project_participants
 from annotations.services.errors import ServiceError
-from annotations.services.participants import (
+from annotations.services.join_links import (
     IDLE_MINUTES_DEFAULT,
-    JoinRefused,
     completion_redirect,
-    completion_shortfall,
     join_link_by_token,
     join_link_open,
     join_link_revoke,
     join_params,
-    join_refusal,
-    participant_complete,
-    participant_design,
-    participant_start,
-    participant_status,
     platform_ids,
     platform_key,
+)
+from annotations.services.participant_design import participant_design
+from annotations.services.participants import (
+    JoinRefused,
+    completion_shortfall,
+    join_refusal,
+    participant_complete,
+    participant_start,
+    participant_status,
     released_message,
     with_last_activity,
 )

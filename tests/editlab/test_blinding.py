@@ -26,7 +26,7 @@ from django.urls import reverse
 
 from annotations.editing.lifecycle import post_edit_open
 from annotations.models import Assignment, Participant, PostEdit, Project
-from annotations.services.participants import join_link_open
+from annotations.services.join_links import join_link_open
 from metrics.models import MetricJob
 from tests.editlab.test_url_permissions import admin_url, url_patterns
 from tests.factories import AssignmentFactory, ItemFactory, ProjectFactory, UserFactory

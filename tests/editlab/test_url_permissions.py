@@ -39,7 +39,7 @@ from annotations.models import (
     Project,
     Visit,
 )
-from annotations.services.participants import join_link_open
+from annotations.services.join_links import join_link_open
 from metrics.models import MetricJob, MetricValue
 from tests.factories import (
     AssignmentFactory,
