@@ -10,6 +10,19 @@ from django.db.models import Count, Q
 from annotations.design import DesignError, parse_conditions
 from annotations.models import Assignment, Project
 
+# The count each status is added to, on a BatchProgress and a ProgressRow.
+_STATUS_FIELD = {
+    Assignment.SUBMITTED: "submitted",
+    Assignment.IN_PROGRESS: "in_progress",
+    Assignment.PENDING: "pending",
+    Assignment.SKIPPED: "skipped",
+}
+
+
+def _closed(counts: "BatchProgress | ProgressRow") -> int:
+    """How many of the counted assignments are closed (Assignment.CLOSED)."""
+    return sum(getattr(counts, _STATUS_FIELD[status]) for status in Assignment.CLOSED)
+
 
 @dataclass
 class BatchProgress:
@@ -26,7 +39,7 @@ class BatchProgress:
 
     @property
     def done(self) -> int:
-        return self.submitted + self.skipped
+        return _closed(self)
 
     @property
     def percent(self) -> int:
@@ -92,7 +105,7 @@ class ProgressRow:
 
     @property
     def percent_done(self) -> int:
-        return round(100 * (self.submitted + self.skipped) / self.total) if self.total else 0
+        return round(100 * _closed(self) / self.total) if self.total else 0
 
 
 @dataclass
@@ -110,13 +123,6 @@ class ProjectProgress:
 
 
 NO_CONDITION = "(no condition)"
-
-_STATUS_FIELD = {
-    Assignment.SUBMITTED: "submitted",
-    Assignment.IN_PROGRESS: "in_progress",
-    Assignment.PENDING: "pending",
-    Assignment.SKIPPED: "skipped",
-}
 
 
 def project_progress(*, project: Project) -> ProjectProgress:

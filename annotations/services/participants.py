@@ -147,9 +147,7 @@ def idle_participants(*, project: Project, now: datetime) -> list[Participant]:
     slot, whether or not it opened the completion page) and no activity for their link's
     idle_minutes: joining, opening an item, a batch of events, a submit or a skip (the latest of
     those is `last_active`, annotated on each)."""
-    open_work = Assignment.objects.filter(
-        annotator=OuterRef("user_id"), status__in=[Assignment.PENDING, Assignment.IN_PROGRESS]
-    )
+    open_work = Assignment.objects.filter(annotator=OuterRef("user_id")).open()
     holding = project.participants.filter(Exists(open_work), released_at__isnull=True, completed_at=None)
     idle = []
     for participant in with_last_activity(holding):

@@ -28,8 +28,6 @@ from annotations.selectors_progress import batch_progress
 from editlab.http import AuthenticatedHttpRequest
 from editlab.limits import parse_id
 
-OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
-
 # Words, single punctuation marks and whitespace runs: joined back they give the text.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
@@ -165,7 +163,7 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
         else mine.filter(item__batch=item.batch_id)  # None: the unbatched items
     )
     total = mine.count()
-    position = mine.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]).count()
+    position = mine.closed().count()
     # The last edit finished under the same condition only: one made under another shows that
     # condition's output on this page.
     previous = (
