@@ -1,4 +1,4 @@
-"""Effort derivation (annotations/effort.py) on hand-made event logs, with exact counts and times."""
+"""Effort derivation (annotations/effort/) on hand-made event logs, with exact counts and times."""
 
 import dataclasses
 
