@@ -157,8 +157,8 @@ class AssignmentAdmin(admin.ModelAdmin):
         return batch.name if batch is not None else "—"
 
     def has_change_permission(self, request: HttpRequest, obj: Assignment | None = None) -> bool:
-        # Submitted work keeps its annotator and status.
-        if obj is not None and obj.status in (Assignment.SUBMITTED, Assignment.SKIPPED):
+        # Closed work (submitted or skipped) keeps its annotator and status.
+        if obj is not None and obj.is_closed:
             return False
         return super().has_change_permission(request, obj)
 

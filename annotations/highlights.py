@@ -14,7 +14,7 @@ for each span whether and when (first seq) the text under it was edited.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.replay import iter_replay, utf16_len
 
 

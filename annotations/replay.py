@@ -33,7 +33,7 @@ Rules (the README's contract, "The editor's ingestion API"; events by their wire
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 
 CONTEXT_UNITS = 40
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from editlab import limits
 
 EVENT_KINDS = frozenset(

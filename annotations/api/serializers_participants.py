@@ -5,7 +5,7 @@ checks the values (parameter names, the completion URL's scheme, the design)."""
 from rest_framework import serializers
 
 from annotations.models import JoinLink, Participant
-from annotations.services.participants import (
+from annotations.services.join_links import (
     COMPLETION_CODE_MAX,
     COMPLETION_URL_MAX,
     DEFAULT_PARAMS,

@@ -23,7 +23,8 @@ from annotations.api import serializers_manage as s
 from annotations.api.permissions import AdminOrResearcherAsks, AdminWritesResearcherReads, HasRole, IsAdmin
 from annotations.models import Assignment, Item, Project
 from annotations.roles import can_read_all, role_of
-from annotations.selectors import batch_rows, project_progress, visible_projects
+from annotations.selectors import batch_rows, visible_projects
+from annotations.selectors_progress import project_progress
 from annotations.services.assignment import WithdrawResult, assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
 from annotations.services.copying import project_copy_items

@@ -17,8 +17,8 @@ from rest_framework.views import APIView
 from annotations.api import serializers_participants as s
 from annotations.api.permissions import AdminWritesResearcherReads, IsAdmin
 from annotations.models import JoinLink, Project
-from annotations.selectors import project_join_links, project_participants
-from annotations.services.participants import join_link_open, join_link_revoke
+from annotations.selectors_participants import project_join_links, project_participants
+from annotations.services.join_links import join_link_open, join_link_revoke
 from editlab.api import validated
 from editlab.errors import error_responses
 

@@ -20,7 +20,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from annotations.editing.errors import UnknownVisit
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.models import Assignment, EditEvent, PostEdit, Visit
 
 # Ids beyond what a BigAutoField holds name no row (and would make PostgreSQL refuse the query).

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotations.editing import event_store
 from annotations.editing.errors import InvalidInput, PostEditClosed, SeqConflict
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.models import PostEdit, Visit
 
 

@@ -123,7 +123,7 @@ def _split_withdrawable(assignments: Iterable[Assignment], *, force: bool) -> tu
     result = WithdrawResult()
     movable: list[Assignment] = []
     for assignment in assignments:
-        if assignment.status in (Assignment.SUBMITTED, Assignment.SKIPPED):
+        if assignment.is_closed:
             result.kept_submitted += 1
         elif assignment.status == Assignment.IN_PROGRESS and not force:
             result.kept_in_progress += 1

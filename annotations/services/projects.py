@@ -9,7 +9,7 @@ from django.db import transaction
 
 from annotations.design import Condition, DesignError, language_error, parse_conditions
 from annotations.models import Project
-from annotations.selectors import condition_usage
+from annotations.selectors_conditions import condition_usage
 from annotations.services.errors import ServiceError
 from editlab import safe_json
 from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_SMALL

@@ -25,8 +25,8 @@ class CopyProjectForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 @role_required(ADMIN, message="Only admins may copy projects.")
-def project_copy(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def project_copy(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     status = 200
     if request.method == "POST":
         form = CopyProjectForm(request.POST)
@@ -45,7 +45,7 @@ def project_copy(request: HttpRequest, pk: int) -> HttpResponse:
                     f"Copied {result.items} items from {project.name!r} into {result.project.name!r} "
                     "(no post-edits): cut them into batches and assign them.",
                 )
-                return redirect("manage-batches", pk=result.project.pk)
+                return redirect("manage-batches", project_id=result.project.pk)
         status = 400
     else:
         form = CopyProjectForm(initial={"name": f"{project.name} (live)"[:NAME_MAX], "include_practice": True})

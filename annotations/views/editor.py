@@ -22,11 +22,11 @@ from annotations.editing.lifecycle import editor_config, post_edit_open
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
-from annotations.selectors import batch_progress, document_context, participant_of, start_shown
+from annotations.selectors import document_context, start_shown
+from annotations.selectors_participants import participant_of
+from annotations.selectors_progress import batch_progress
 from editlab.http import AuthenticatedHttpRequest
 from editlab.limits import parse_id
-
-OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
 
 # Words, single punctuation marks and whitespace runs: joined back they give the text.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
@@ -163,7 +163,7 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
         else mine.filter(item__batch=item.batch_id)  # None: the unbatched items
     )
     total = mine.count()
-    position = mine.filter(status__in=[Assignment.SUBMITTED, Assignment.SKIPPED]).count()
+    position = mine.closed().count()
     # The last edit finished under the same condition only: one made under another shows that
     # condition's output on this page.
     previous = (

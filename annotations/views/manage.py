@@ -25,7 +25,9 @@ from annotations.manage_forms import (
 )
 from annotations.models import Assignment, Project
 from annotations.roles import ADMIN, RESEARCHER, is_admin, role_required
-from annotations.selectors import batch_rows, project_progress, study_settings
+from annotations.selectors import batch_rows
+from annotations.selectors_conditions import study_settings
+from annotations.selectors_progress import project_progress
 from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
@@ -125,7 +127,7 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
             else:
                 verb = "Created" if project is None else "Saved"
                 messages.success(request, f"{verb} project {saved.name!r}.")
-                return redirect("manage-project-edit", pk=saved.pk)
+                return redirect("manage-project-edit", project_id=saved.pk)
     else:
         form = ProjectForm(initial=ProjectForm.initial_for(project) if project else None)
         formset = condition_formset(project=project)
@@ -149,16 +151,16 @@ def project_create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 @admins
-def project_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def project_edit(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     return _project_form_page(request, project)
 
 
 @login_required
 @require_GET
 @readers
-def batches_page(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def batches_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     return _render_batches(request, project)
 
 
@@ -186,8 +188,8 @@ def _render_batches(
 @login_required
 @require_POST
 @admins
-def batches_make(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def batches_make(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     form = MakeBatchesForm(request.POST)
     if not form.is_valid():
         return _render_batches(request, project, make_form=form, status=400)
@@ -202,14 +204,14 @@ def batches_make(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"Made {len(batches)} batches ({batches[0].name} … {batches[-1].name}).")
     else:
         messages.info(request, "No unbatched items: no batch made.")
-    return redirect("manage-batches", pk=project.pk)
+    return redirect("manage-batches", project_id=project.pk)
 
 
 @login_required
 @require_POST
 @admins
-def batches_assign(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def batches_assign(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     form = AssignForm(request.POST, project=project)
     if not form.is_valid():
         return _render_batches(request, project, assign_form=form, status=400)
@@ -229,14 +231,14 @@ def batches_assign(request: HttpRequest, pk: int) -> HttpResponse:
         f"Created {result.created} assignments ({loads}); skipped {result.skipped_full_items} items "
         f"that already had {form.cleaned_data['overlap']} annotators.",
     )
-    return redirect("manage-batches", pk=project.pk)
+    return redirect("manage-batches", project_id=project.pk)
 
 
 @login_required
 @require_POST
 @admins
-def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def assignments_move(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     form = MoveForm(request.POST, project=project)
     if not form.is_valid():
         return _render_batches(request, project, move_form=form, status=400)
@@ -263,19 +265,19 @@ def assignments_move(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         f"{done}; kept {result.kept_submitted} submitted/skipped and {result.kept_in_progress} in progress.",
     )
-    return redirect("manage-batches", pk=project.pk)
+    return redirect("manage-batches", project_id=project.pk)
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 @readers
-def design_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+def design_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     """Assign with a Latin square: choose annotators and conditions, see the plan (nothing is
     written), then confirm it (design_apply). htmx swaps in only the plan.
 
     The form posts its choices (a ticked annotator is a field: hundreds of them do not fit in a URL);
     a POST here writes nothing, so researchers may send it too. A short GET query (a link) works as well."""
-    project = get_object_or_404(Project, pk=pk)
+    project = get_object_or_404(Project, pk=project_id)
     data = request.POST if request.method == "POST" else request.GET
     form = LatinSquareForm(data or None, project=project)
     return _render_design(request, project, form)
@@ -284,9 +286,9 @@ def design_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 @admins
-def design_apply(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+def design_apply(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     """Make the assignments of the plan the page showed (its digest), or show why not and the plan as it is now."""
-    project = get_object_or_404(Project, pk=pk)
+    project = get_object_or_404(Project, pk=project_id)
     form = LatinSquareForm(request.POST, project=project)
     if not form.is_valid():
         return _render_design(request, project, form, status=400)
@@ -310,7 +312,7 @@ def design_apply(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         f"x {len(plan.conditions)} conditions ({', '.join(plan.conditions)}), {result.practice_items} practice "
         "item(s) first.",
     )
-    return redirect("manage-progress", pk=project.pk)
+    return redirect("manage-progress", project_id=project.pk)
 
 
 def _render_design(
@@ -343,9 +345,9 @@ def _render_design(
 @login_required
 @require_GET
 @readers
-def progress_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+def progress_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
-    project = get_object_or_404(Project, pk=pk)
+    project = get_object_or_404(Project, pk=project_id)
     context = {"progress": project_progress(project=project), "project": project}
     if request.htmx:
         return render(request, "annotations/manage_progress_tables.html", context)

@@ -23,24 +23,26 @@ from annotations.editing.navigation import next_url_for
 from annotations.manage_forms import JoinLinkForm
 from annotations.models import JoinLink, Participant, Project
 from annotations.roles import is_admin
-from annotations.selectors import participant_of, project_join_links, project_participants
+from annotations.selectors_participants import participant_of, project_join_links, project_participants
 from annotations.services.errors import ServiceError
-from annotations.services.participants import (
+from annotations.services.join_links import (
     IDLE_MINUTES_DEFAULT,
-    JoinRefused,
     completion_redirect,
-    completion_shortfall,
     join_link_by_token,
     join_link_open,
     join_link_revoke,
     join_params,
-    join_refusal,
-    participant_complete,
-    participant_design,
-    participant_start,
-    participant_status,
     platform_ids,
     platform_key,
+)
+from annotations.services.participant_design import participant_design
+from annotations.services.participants import (
+    JoinRefused,
+    completion_shortfall,
+    join_refusal,
+    participant_complete,
+    participant_start,
+    participant_status,
     released_message,
     with_last_activity,
 )
@@ -200,15 +202,15 @@ def _render_participation(
 @login_required
 @require_GET
 @readers
-def participation_page(request: HttpRequest, pk: int) -> HttpResponse:
-    return _render_participation(request, get_object_or_404(Project, pk=pk))
+def participation_page(request: HttpRequest, project_id: int) -> HttpResponse:
+    return _render_participation(request, get_object_or_404(Project, pk=project_id))
 
 
 @login_required
 @require_POST
 @admins
-def participation_open(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
+def participation_open(request: HttpRequest, project_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
     form = JoinLinkForm(request.POST)
     if not form.is_valid():
         return _render_participation(request, project, form=form, status=400)
@@ -231,15 +233,15 @@ def participation_open(request: HttpRequest, pk: int) -> HttpResponse:
         form.add_service_error(exc)
         return _render_participation(request, project, form=form, status=400)
     messages.success(request, "Opened a participation link: paste its address into the platform's study page.")
-    return redirect("manage-participation", pk=project.pk)
+    return redirect("manage-participation", project_id=project.pk)
 
 
 @login_required
 @require_POST
 @admins
-def participation_revoke(request: HttpRequest, pk: int, link_pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
-    link = get_object_or_404(JoinLink, pk=link_pk, project=project)
+def participation_revoke(request: HttpRequest, project_id: int, link_id: int) -> HttpResponse:
+    project = get_object_or_404(Project, pk=project_id)
+    link = get_object_or_404(JoinLink, pk=link_id, project=project)
     join_link_revoke(join_link=link)
     messages.success(request, "Revoked the participation link: nobody new can join through it.")
-    return redirect("manage-participation", pk=project.pk)
+    return redirect("manage-participation", project_id=project.pk)

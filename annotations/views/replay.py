@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotations.editing.event_store import stored_log
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.models import PostEdit
 from annotations.replay import iter_replay, replay
 from annotations.roles import ADMIN, RESEARCHER, role_required
@@ -43,9 +43,9 @@ def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int
 @login_required
 @require_GET
 @role_required(ADMIN, RESEARCHER, hidden=True)  # annotators: not even their own log
-def post_edit_replay(request: HttpRequest, pk: int) -> HttpResponse:
+def post_edit_replay(request: HttpRequest, post_edit_id: int) -> HttpResponse:
     post_edit = get_object_or_404(
-        PostEdit.objects.select_related("assignment__item__project", "assignment__annotator"), pk=pk
+        PostEdit.objects.select_related("assignment__item__project", "assignment__annotator"), pk=post_edit_id
     )
     events = stored_log(post_edit)
     steps, divergence_step = replay_steps(post_edit.start_text, events)

@@ -22,7 +22,7 @@ def run(*, items: int, size: int, annotators: int, overlap: int) -> list[tuple[s
 
     from annotations.models import Item
     from annotations.roles import set_role
-    from annotations.selectors import project_progress
+    from annotations.selectors_progress import project_progress
     from annotations.services.assignment import batch_assign
     from annotations.services.batches import batch_make
     from annotations.services.projects import project_create

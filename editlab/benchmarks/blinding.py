@@ -64,7 +64,7 @@ def many_annotators(prefix: str, n: int) -> list:
 def build(*, annotators: int, documents: int, segments: int):
     from annotations.models import Item, Project
     from annotations.roles import ADMIN, ANNOTATOR, RESEARCHER
-    from annotations.services.participants import join_link_open
+    from annotations.services.join_links import join_link_open
     from annotations.services.projects import project_create
     from annotations.services.studies import study_assign_latin_square
     from annotations.services.users import user_add

@@ -21,7 +21,7 @@ def run(*, documents: int, segments: int, conditions: int, participants: int) ->
     from django.test import Client
 
     from annotations.models import Assignment, Item, Project
-    from annotations.services.participants import join_link_open
+    from annotations.services.join_links import join_link_open
     from annotations.services.projects import project_create
 
     project = project_create(name="participants benchmark")

@@ -88,7 +88,7 @@ def run() -> list[str]:
     from annotations.models import Assignment, Item, Participant
     from annotations.replay import utf16_len
     from annotations.roles import ANNOTATOR, set_role
-    from annotations.services.participants import join_link_open
+    from annotations.services.join_links import join_link_open
     from annotations.services.studies import study_assign_latin_square  # noqa: F401 - present before and after
 
     lines = []

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotations.api.serializers_editor import event_from_wire
 from annotations.editing.lifecycle import post_edit_open
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.models import PostEdit, Visit
 from tests.factories import AssignmentFactory
 

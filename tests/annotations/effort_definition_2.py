@@ -11,10 +11,10 @@ from annotations.effort import (
     KEY_CLASSES,
     META,
     TYPING_CLASSES,
-    LogEvent,
     classify_char,
     classify_key,
 )
+from annotations.log_event import LogEvent
 
 
 def is_undo_shortcut(event: LogEvent) -> bool:

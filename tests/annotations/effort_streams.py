@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 from annotations.api.serializers_editor import event_from_wire
-from annotations.effort import LogEvent, classify_char
+from annotations.effort import classify_char
+from annotations.log_event import LogEvent
 
 TYPED = "abcxyzé0 7.,!?\n"
 COMPOSED = "日本語中文한국"

@@ -8,7 +8,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotations.models import JoinLink, Project
-from annotations.services.participants import PlatformIds, join_link_open, participant_join
+from annotations.services.join_links import PlatformIds, join_link_open
+from annotations.services.participants import participant_join
 from tests.factories import ItemFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import pytest
 
 from annotations.models import Assignment, Participant, Project
-from annotations.services.participants import join_link_open
+from annotations.services.join_links import join_link_open
 from tests.browser_support import BROWSER_DB, assert_submitted, db_lock, submit_with_keys, text_of, wait_ready
 from tests.factories import ItemFactory, ProjectFactory
 

@@ -1,9 +1,10 @@
-"""Effort derivation (annotations/effort.py) on hand-made event logs, with exact counts and times."""
+"""Effort derivation (annotations/effort/) on hand-made event logs, with exact counts and times."""
 
 import dataclasses
 
 from annotations.api.serializers_editor import event_from_wire
-from annotations.effort import Effort, LogEvent, classify_char, classify_key, derive_effort
+from annotations.effort import Effort, classify_char, classify_key, derive_effort
+from annotations.log_event import LogEvent
 from annotations.models import EFFORT_FIELDS
 
 IDLE_MS = 30_000

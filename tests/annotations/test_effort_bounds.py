@@ -27,7 +27,7 @@ from annotations.effort import (
 )
 from annotations.models import Assignment, PostEdit
 from annotations.replay import replay
-from annotations.selectors import project_progress
+from annotations.selectors_progress import project_progress
 from editlab.benchmarks.effort_attacks import START_TEXT, command_flood, flood_a_backspace, ime_flood
 from metrics.exports import export_spec, export_stream
 from tests.annotations import effort_definition_2 as definition_2

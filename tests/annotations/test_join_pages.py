@@ -17,7 +17,7 @@ from django.urls import reverse
 
 from annotations.editing.lifecycle import post_edit_open, post_edit_submit
 from annotations.models import Assignment, JoinCounter, JoinLink, Participant, PostEdit, Project
-from annotations.services.participants import join_link_open, join_link_revoke
+from annotations.services.join_links import join_link_open, join_link_revoke
 from tests.factories import ItemFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -534,7 +534,7 @@ def _parallel_against_a_sqlite_server(template, tmp_path) -> tuple[list[int], li
         database,
         "import json\n"
         "from annotations.models import Project\n"
-        "from annotations.services.participants import join_link_open\n"
+        "from annotations.services.join_links import join_link_open\n"
         "from tests.factories import ItemFactory, ProjectFactory\n"
         f"project = ProjectFactory(conditions={CONDITIONS!r}, design='latin-square')\n"
         "for d in range(3):\n"

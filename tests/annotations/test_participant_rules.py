@@ -17,14 +17,8 @@ from hypothesis import strategies as st
 
 from annotations.editing.lifecycle import post_edit_open, post_edit_skip
 from annotations.models import Assignment, JoinLink, Participant, Visit
-from annotations.services.participants import (
-    JoinRefused,
-    PlatformIds,
-    join_link_open,
-    participant_join,
-    platform_id_error,
-    platform_key,
-)
+from annotations.services.join_links import PlatformIds, join_link_open, platform_id_error, platform_key
+from annotations.services.participants import JoinRefused, participant_join
 from tests.annotations.test_join_pages import (  # noqa: F401 - join_db_template is a fixture
     _NoRedirect,
     _parallel,
@@ -313,7 +307,8 @@ def _against_a_sqlite_server(template, tmp_path, pids: list[str]):
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
         "from annotations.models import Participant\n"
-        "from annotations.services.participants import PlatformIds, join_link_open, participant_join\n"
+        "from annotations.services.join_links import PlatformIds, join_link_open\n"
+        "from annotations.services.participants import participant_join\n"
         "from tests.annotations.test_join_pages import study\n"
         "link = join_link_open(project=study(), completion_code='C', max_participants=2)\n"
         "for pid in ('idle0', 'idle1'):\n"

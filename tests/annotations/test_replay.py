@@ -1,7 +1,7 @@
 """Replay (annotations/replay.py) on hand-made logs: every edit kind, UTF-16 offsets, divergences."""
 
 from annotations.api.serializers_editor import event_from_wire
-from annotations.effort import LogEvent
+from annotations.log_event import LogEvent
 from annotations.replay import iter_replay, replay, replay_texts, utf16_len
 
 

@@ -15,20 +15,22 @@ from annotations.roles import is_annotator
 from annotations.selectors import project_documents
 from annotations.services.batches import batch_make
 from annotations.services.errors import ServiceError
-from annotations.services.participants import (
+from annotations.services.join_links import (
     DEFAULT_PARAMS,
-    JoinRefused,
     PlatformIds,
     completion_redirect,
-    join_attempt_begin,
     join_link_by_token,
     join_link_open,
     join_link_revoke,
     join_params,
+    platform_ids,
+)
+from annotations.services.participants import (
+    JoinRefused,
+    join_attempt_begin,
     join_refusal,
     participant_complete,
     participant_join,
-    platform_ids,
 )
 from annotations.services.studies import study_assign_latin_square
 from tests.factories import ItemFactory, ProjectFactory, UserFactory

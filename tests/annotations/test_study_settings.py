@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotations.models import Assignment, PostEdit, Project
-from annotations.selectors import study_settings
+from annotations.selectors_conditions import study_settings
 from annotations.services.errors import ServiceError
 from annotations.services.projects import MAX_CONDITIONS, project_create, project_update
 from tests.factories import AssignmentFactory, ItemFactory, PostEditFactory, ProjectFactory

@@ -26,7 +26,7 @@ from django.urls import reverse
 
 from annotations.editing.lifecycle import post_edit_open
 from annotations.models import Assignment, Participant, PostEdit, Project
-from annotations.services.participants import join_link_open
+from annotations.services.join_links import join_link_open
 from metrics.models import MetricJob
 from tests.editlab.test_url_permissions import admin_url, url_patterns
 from tests.factories import AssignmentFactory, ItemFactory, ProjectFactory, UserFactory
@@ -300,19 +300,19 @@ ROUTES: dict[str, Routes] = {
     "api-project-gold": refused(**PROJECT_ID),
     "manage-projects": refused(),
     "manage-project-create": refused(),
-    "manage-project-edit": refused(**PROJECT),
-    "manage-batches": refused(**PROJECT),
-    "manage-batches-make": refused(**PROJECT),
-    "manage-batches-assign": refused(**PROJECT),
-    "manage-assignments-move": refused(**PROJECT),
-    "manage-design": refused(**PROJECT),
-    "manage-design-apply": refused(**PROJECT),
-    "manage-progress": refused(**PROJECT),
-    "manage-project-copy": refused(**PROJECT),
-    "manage-participation": refused(**PROJECT),
-    "manage-participation-open": refused(**PROJECT),
-    "manage-participation-revoke": refused(pk=lambda w, v: w.project.pk, link_pk=lambda w, v: w.link_pk),
-    "manage-post-edit-replay": refused(pk=lambda w, v: v.post_edit.pk),
+    "manage-project-edit": refused(**PROJECT_ID),
+    "manage-batches": refused(**PROJECT_ID),
+    "manage-batches-make": refused(**PROJECT_ID),
+    "manage-batches-assign": refused(**PROJECT_ID),
+    "manage-assignments-move": refused(**PROJECT_ID),
+    "manage-design": refused(**PROJECT_ID),
+    "manage-design-apply": refused(**PROJECT_ID),
+    "manage-progress": refused(**PROJECT_ID),
+    "manage-project-copy": refused(**PROJECT_ID),
+    "manage-participation": refused(**PROJECT_ID),
+    "manage-participation-open": refused(**PROJECT_ID),
+    "manage-participation-revoke": refused(project_id=lambda w, v: w.project.pk, link_id=lambda w, v: w.link_pk),
+    "manage-post-edit-replay": refused(post_edit_id=lambda w, v: v.post_edit.pk),
     "manage-import": refused(),
     "manage-import-mapping": refused(),
     "metrics-projects": refused(),

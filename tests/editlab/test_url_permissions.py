@@ -39,7 +39,7 @@ from annotations.models import (
     Project,
     Visit,
 )
-from annotations.services.participants import join_link_open
+from annotations.services.join_links import join_link_open
 from metrics.models import MetricJob, MetricValue
 from tests.factories import (
     AssignmentFactory,
@@ -331,7 +331,7 @@ ROUTES: dict[str, Route] = {
         },
     ),
     "manage-project-edit": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_ADMINS,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {
@@ -343,34 +343,34 @@ ROUTES: dict[str, Route] = {
             "overlap": "1",
         },
     ),
-    "manage-batches": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-batches": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
     "manage-batches-make": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"size": "5"},
     ),
     "manage-batches-assign": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"annotators": [w.users["annotator_b"].pk], "overlap": "1"},
     ),
     "manage-assignments-move": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"action": "withdraw", "from_annotator": w.users["annotator_a"].pk},
     ),
     "manage-design": Route(  # the form posts its choices (a plan; nothing is written)
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_READERS,
         post=PAGE_READERS,
         query="?annotators=&conditions=c1",
         data=lambda w: {"annotators": [w.users["annotator_b"].pk], "conditions": ["c1"]},
     ),
     "manage-design-apply": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {
@@ -379,9 +379,9 @@ ROUTES: dict[str, Route] = {
             "plan_digest": _plan_digest(w, ["bob"], ["c1"]),
         },
     ),
-    "manage-progress": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-progress": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
     "manage-project-copy": Route(
-        kwargs=PROJECT,
+        kwargs=PROJECT_ID,
         get=PAGE_ADMINS,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"name": "A copy of the study", "include_practice": "on"},
@@ -394,20 +394,20 @@ ROUTES: dict[str, Route] = {
         post={role: Redirect("/edit/") for role in ROLES},  # Start: joined, logged in, off to the first item
     ),
     "participant-done": Route(get=by_role(LOGIN, 404, 404, 404, 404), post=PAGE_NO_POST),
-    "manage-participation": Route(kwargs=PROJECT, get=PAGE_READERS, post=PAGE_NO_POST),
+    "manage-participation": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
     "manage-participation-open": Route(
-        kwargs=lambda w: {"pk": w.other_project.pk},
+        kwargs=lambda w: {"project_id": w.other_project.pk},
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {"completion_code": "C", "participant_param": "PROLIFIC_PID"},
     ),
     "manage-participation-revoke": Route(
-        kwargs=lambda w: {"pk": w.project.pk, "link_pk": w.join_link.pk},
+        kwargs=lambda w: {"project_id": w.project.pk, "link_id": w.join_link.pk},
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
     ),
     "manage-post-edit-replay": Route(
-        kwargs=lambda w: {"pk": w.post_edit.pk},
+        kwargs=lambda w: {"post_edit_id": w.post_edit.pk},
         get=by_role(LOGIN, 404, 404, 200, 200),  # annotators: not even their own log
         post=PAGE_NO_POST,
     ),

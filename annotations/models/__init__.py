@@ -1,0 +1,49 @@
+"""The human side of editlab: who edits what, and every key they pressed.
+
+Relations follow ../shared/DESIGN.md: Project -> Item -> Assignment (item, annotator)
+-> PostEdit (one per assignment) -> EditEvent (append-only log). A Batch is an
+ordered set of a project's items (Item.batch + Item.batch_position).
+
+Modules by what they hold: projects.py (projects, items, batches), assignments.py (assignments,
+post-edits, the effort field names), events.py (visits, the annotator's clock, edit events),
+participants.py (join links, participants, the join counter).
+"""
+
+from annotations.models.assignments import (
+    DEFINITION_VERSION,
+    EFFORT_COUNT_FIELDS,
+    EFFORT_FIELDS,
+    EFFORT_TIME_FIELDS,
+    PAUSE_FIELDS,
+    Assignment,
+    AssignmentQuerySet,
+    PostEdit,
+    PostEditQuerySet,
+    start_text_of_post_edit,
+)
+from annotations.models.events import AnnotatorClock, EditEvent, Visit
+from annotations.models.participants import JoinCounter, JoinLink, Participant
+from annotations.models.projects import Batch, Item, ItemQuerySet, Project
+
+__all__ = [
+    "DEFINITION_VERSION",
+    "EFFORT_COUNT_FIELDS",
+    "EFFORT_FIELDS",
+    "EFFORT_TIME_FIELDS",
+    "PAUSE_FIELDS",
+    "AnnotatorClock",
+    "Assignment",
+    "AssignmentQuerySet",
+    "Batch",
+    "EditEvent",
+    "Item",
+    "ItemQuerySet",
+    "JoinCounter",
+    "JoinLink",
+    "Participant",
+    "PostEdit",
+    "PostEditQuerySet",
+    "Project",
+    "Visit",
+    "start_text_of_post_edit",
+]

@@ -1,0 +1,214 @@
+"""Reads about progress: an annotator's batches (their home page) and a project's progress page (per
+annotator, per batch, per condition)."""
+
+import statistics
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Count, Q
+
+from annotations.design import DesignError, parse_conditions
+from annotations.models import Assignment, Project
+
+# The count each status is added to, on a BatchProgress and a ProgressRow.
+_STATUS_FIELD = {
+    Assignment.SUBMITTED: "submitted",
+    Assignment.IN_PROGRESS: "in_progress",
+    Assignment.PENDING: "pending",
+    Assignment.SKIPPED: "skipped",
+}
+
+
+def _closed(counts: "BatchProgress | ProgressRow") -> int:
+    """How many of the counted assignments are closed (Assignment.CLOSED)."""
+    return sum(getattr(counts, _STATUS_FIELD[status]) for status in Assignment.CLOSED)
+
+
+@dataclass
+class BatchProgress:
+    batch_id: int | None
+    name: str
+    project: str
+    total: int = 0
+    submitted: int = 0
+    skipped: int = 0
+    in_progress: int = 0
+    pending: int = 0
+    next_assignment_id: int | None = None
+    assignments: list[Assignment] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return _closed(self)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def batch_progress(*, user) -> list[BatchProgress]:
+    """One annotator's batches with their counts by status and the first open assignment of each."""
+    rows = (
+        Assignment.objects.filter(annotator=user)
+        .values("item__batch_id", "item__batch__name", "item__project__name")
+        .annotate(
+            total=Count("id"),
+            submitted=Count("id", filter=Q(status=Assignment.SUBMITTED)),
+            skipped=Count("id", filter=Q(status=Assignment.SKIPPED)),
+            in_progress=Count("id", filter=Q(status=Assignment.IN_PROGRESS)),
+            pending=Count("id", filter=Q(status=Assignment.PENDING)),
+        )
+        .order_by("item__project__name", "item__batch_id")
+    )
+    batches = {
+        row["item__batch_id"]: BatchProgress(
+            batch_id=row["item__batch_id"],
+            name=row["item__batch__name"] or "(not in a batch)",
+            project=row["item__project__name"],
+            total=row["total"],
+            submitted=row["submitted"],
+            skipped=row["skipped"],
+            in_progress=row["in_progress"],
+            pending=row["pending"],
+        )
+        for row in rows
+    }
+    # The first open assignment of each batch, in batch order (one ordered scan of ids).
+    for assignment_id, batch_id in Assignment.objects.open_for(user).values_list("id", "item__batch_id"):
+        progress = batches.get(batch_id)
+        if progress is not None and progress.next_assignment_id is None:
+            progress.next_assignment_id = assignment_id
+    return list(batches.values())
+
+
+# --------------------------------------------------------------------------- project progress
+
+
+@dataclass
+class ProgressRow:
+    label: str
+    key: int | str | None = None  # the annotator's or batch's id; a condition's name ("" for none)
+    submitted: int = 0
+    in_progress: int = 0
+    pending: int = 0
+    skipped: int = 0
+    median_active_ms: float | None = None
+    last_activity: datetime | None = None
+    active_values: list[int] = field(default_factory=list, repr=False)
+    flagged: int = 0  # submitted post-edits with any flag (README: "Replay and flags")
+    flag_counts: dict[str, int] = field(default_factory=dict)
+    uncorroborated_keys: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.submitted + self.in_progress + self.pending + self.skipped
+
+    @property
+    def percent_done(self) -> int:
+        return round(100 * _closed(self) / self.total) if self.total else 0
+
+
+@dataclass
+class ProjectProgress:
+    project: Project
+    by_annotator: list[ProgressRow]
+    by_batch: list[ProgressRow]
+    total: ProgressRow
+    items: int
+    unbatched_items: int
+    unassigned_items: int
+    # Per condition when the project declares conditions or its work carries some (else empty):
+    # the declared ones in their order, then other names, then work under no condition (practice).
+    by_condition: list[ProgressRow] = field(default_factory=list)
+
+
+NO_CONDITION = "(no condition)"
+
+
+def project_progress(*, project: Project) -> ProjectProgress:
+    """Submitted / in progress / pending per annotator, per batch and (when the project declares
+    conditions or its assignments carry some) per condition, the median active time of submitted
+    items, the last activity (latest start, save or submit), and how many submitted post-edits
+    carry flags (per flag) and keys no text change corroborates."""
+    rows = Assignment.objects.filter(item__project=project).values_list(
+        "annotator_id",
+        "annotator__username",
+        "item__batch_id",
+        "condition",
+        "status",
+        "post_edit__active_ms",
+        "started",
+        "finished",
+        "post_edit__updated",
+        "post_edit__flags",
+        "post_edit__uncorroborated_keys",
+    )
+    by_annotator: dict[int, ProgressRow] = {}
+    by_batch: dict[int | None, ProgressRow] = {}
+    declared = _declared_condition_names(project)
+    by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
+    total = ProgressRow(label="all")
+    batch_names = dict(project.batches.values_list("id", "name"))
+    for (
+        user_id,
+        username,
+        batch_id,
+        condition,
+        status,
+        active_ms,
+        started,
+        finished,
+        updated,
+        flags,
+        uncorroborated,
+    ) in rows.iterator(chunk_size=2000):
+        targets = (
+            by_annotator.setdefault(user_id, ProgressRow(label=username, key=user_id)),
+            by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
+            by_condition.setdefault(condition, ProgressRow(label=condition or NO_CONDITION, key=condition)),
+            total,
+        )
+        moments = [moment for moment in (started, finished, updated) if moment is not None]
+        latest = max(moments) if moments else None
+        for row in targets:
+            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + 1)
+            if latest is not None and (row.last_activity is None or latest > row.last_activity):
+                row.last_activity = latest
+            if status == Assignment.SUBMITTED and active_ms is not None:
+                row.active_values.append(active_ms)
+            if status == Assignment.SUBMITTED and flags:
+                row.flagged += 1
+                for flag in flags:
+                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + 1
+            row.uncorroborated_keys += uncorroborated or 0
+    for row in (*by_annotator.values(), *by_batch.values(), *by_condition.values(), total):
+        row.median_active_ms = statistics.median(row.active_values) if row.active_values else None
+    items = project.items.count()
+    return ProjectProgress(
+        project=project,
+        by_annotator=sorted(by_annotator.values(), key=lambda r: r.label),
+        by_batch=sorted(by_batch.values(), key=lambda r: (r.key is None, r.label)),
+        total=total,
+        items=items,
+        unbatched_items=project.items.unbatched().count(),
+        unassigned_items=project.items.filter(assignments__isnull=True).count(),
+        by_condition=_condition_rows(by_condition, declared),
+    )
+
+
+def _condition_rows(rows: dict[str, ProgressRow], declared: list[str]) -> list[ProgressRow]:
+    """The declared conditions in their order, then other names assignments carry (an imported
+    study's, a condition since renamed) by name, then no condition; none at all for a project
+    that neither declares nor carries any."""
+    if not declared and set(rows) <= {""}:
+        return []
+    place = {name: index for index, name in enumerate(declared)}
+    return sorted(rows.values(), key=lambda r: (r.key == "", place.get(str(r.key), len(place)), str(r.key)))
+
+
+def _declared_condition_names(project: Project) -> list[str]:
+    """The project's declared conditions; none when they cannot be read (the settings page says why)."""
+    try:
+        return [condition.name for condition in parse_conditions(project.conditions)]
+    except DesignError:
+        return []
