@@ -194,7 +194,7 @@ PROJECT_ID = {"project_id": lambda w, v: w.project.pk}
 def editor_api(kind: str) -> Routes:
     def requests(world: World, viewer: Viewer, *, name: str) -> list[Req]:
         post_edit = viewer.post_edit
-        url = reverse(name, kwargs={"pk": post_edit.pk})
+        url = reverse(name, kwargs={"post_edit_id": post_edit.pk})
         base = {"page_id": viewer.page_id}
         bodies = {
             "events": [{**base, "events": [{"seq": 10_000, "t": 10.0, "k": "focus"}]}],
