@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 
 from annotations.editing.event_store import stored_log
-from annotations.editing.lifecycle import editor_config, post_edit_open
+from annotations.editing.lifecycle import post_edit_open
+from annotations.editing.selectors import editor_config
 from annotations.models import Assignment, EditEvent
 from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url, wire
 from tests.factories import PASSWORD, AssignmentFactory
