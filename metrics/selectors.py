@@ -19,10 +19,9 @@ import numpy as np
 import pandas as pd
 from django.db.models import Count, F, Q, QuerySet
 
-from annotations.editing.clock import granted_tolerance_ms, time_bound
-from annotations.editing.event_store import stored_log
-from annotations.effort import derive_effort
+from annotations.editing.selectors import recomputed_active_ms
 from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, start_text_of_post_edit
+from editlab import limits
 from metrics.models import MetricValue
 
 # Analysis target -> the PostEdit effort field it reads.
@@ -115,12 +114,9 @@ def task_types(*, project: Project) -> list[str]:
     return sorted(set(qs.values_list("assignment__item__task_type", flat=True)))
 
 
-MAX_ID = 2**63 - 1
-
-
 def project_get(*, project_id: int) -> Project | None:
     """The project, or None (also for ids no database column can hold)."""
-    if not 0 < project_id <= MAX_ID:
+    if not 0 < project_id <= limits.MAX_ID:
         return None
     return Project.objects.filter(pk=project_id).first()
 
@@ -291,24 +287,9 @@ def active_times(*, post_edit_ids: Sequence[int], thresholds_s: Sequence[float])
     )
     rows = {}
     for post_edit in logged:
-        events = stored_log(post_edit)
-        rows[post_edit.id] = [_recomputed_active_ms(post_edit, events, seconds * 1000.0) for seconds in thresholds_s]
+        rows[post_edit.id] = recomputed_active_ms(
+            post_edit, idle_thresholds_ms=[seconds * 1000.0 for seconds in thresholds_s]
+        )
     frame = pd.DataFrame.from_dict(rows, orient="index", columns=list(thresholds_s), dtype=float)
     frame.index.name = "post_edit_id"
     return frame
-
-
-def _recomputed_active_ms(post_edit: PostEdit, events: list, idle_threshold_ms: float) -> float:
-    """The effort module's own derivation, with the server bound its submit applied
-    (annotations/editing/clock.py: time_bound, with the tolerance the post-edit was granted): the
-    one place the analysis recomputes effort, so it follows any change of the definition there.
-    (The submit also passes the replay's committed compositions; they change key counts only, not
-    time.)"""
-    bound = time_bound(post_edit.visits.all(), tolerance_ms=granted_tolerance_ms(post_edit))
-    effort = derive_effort(
-        events,
-        idle_threshold_ms=idle_threshold_ms,
-        visit_limits_ms=bound.visit_limits_ms,
-        total_limit_ms=bound.total_limit_ms,
-    )
-    return float(effort.active_ms)

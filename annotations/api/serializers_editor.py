@@ -48,9 +48,8 @@ REQUIRED_BY_KIND = {
     "visibility": ("state",),
     "load": ("data", "len"),
 }
-INT_MAX = 2**31 - 1
 # The top seq the server accepts: the next one (the editor's next_seq) must still fit the column.
-SEQ_MAX = INT_MAX - 1
+SEQ_MAX = limits.MAX_INT - 1
 T_MAX_MS = 1e10  # ~115 days in one page load
 SHORT_TEXT_MAX = {"key": 64, "code": 64, "it": 64, "src": 32}
 VISIBILITY_STATES = ("hidden", "visible")
@@ -109,9 +108,9 @@ FIELD_CHECKS = {
     "seq": _integer(
         SEQ_MAX, f"must be an integer between 0 and {SEQ_MAX} (the seq after it must still fit in 32 bits)"
     ),
-    "s": _integer(INT_MAX, f"must be an integer between 0 and {INT_MAX}"),
-    "e": _integer(INT_MAX, f"must be an integer between 0 and {INT_MAX}"),
-    "len": _integer(INT_MAX, f"must be an integer between 0 and {INT_MAX}"),
+    "s": _integer(limits.MAX_INT, f"must be an integer between 0 and {limits.MAX_INT}"),
+    "e": _integer(limits.MAX_INT, f"must be an integer between 0 and {limits.MAX_INT}"),
+    "len": _integer(limits.MAX_INT, f"must be an integer between 0 and {limits.MAX_INT}"),
     "t": _time,
     "mods": _integer(15, "must be an integer 0..15 (bits: 1 ctrl, 2 shift, 4 alt, 8 meta)"),
     "rep": _flag,
@@ -300,7 +299,7 @@ class DraftOutputSerializer(serializers.Serializer):
 
 
 class SubmitInputSerializer(DraftInputSerializer):
-    last_seq = serializers.IntegerField(min_value=-1, max_value=INT_MAX)
+    last_seq = serializers.IntegerField(min_value=-1, max_value=limits.MAX_INT)
 
 
 class SubmitOutputSerializer(serializers.Serializer):

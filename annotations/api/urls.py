@@ -4,10 +4,14 @@ from annotations.api import views_editor, views_manage, views_participants
 
 urlpatterns: list = [
     # The editor's endpoints (annotations/api/views_editor.py).
-    path("post-edits/<int:pk>/events/", views_editor.PostEditEventsApi.as_view(), name="api-post-edit-events"),
-    path("post-edits/<int:pk>/draft/", views_editor.PostEditDraftApi.as_view(), name="api-post-edit-draft"),
-    path("post-edits/<int:pk>/submit/", views_editor.PostEditSubmitApi.as_view(), name="api-post-edit-submit"),
-    path("post-edits/<int:pk>/skip/", views_editor.PostEditSkipApi.as_view(), name="api-post-edit-skip"),
+    path(
+        "post-edits/<int:post_edit_id>/events/", views_editor.PostEditEventsApi.as_view(), name="api-post-edit-events"
+    ),
+    path("post-edits/<int:post_edit_id>/draft/", views_editor.PostEditDraftApi.as_view(), name="api-post-edit-draft"),
+    path(
+        "post-edits/<int:post_edit_id>/submit/", views_editor.PostEditSubmitApi.as_view(), name="api-post-edit-submit"
+    ),
+    path("post-edits/<int:post_edit_id>/skip/", views_editor.PostEditSkipApi.as_view(), name="api-post-edit-skip"),
     # Projects, items, batches, assignments, users (annotations/api/views_manage.py).
     path("projects/", views_manage.ProjectListApi.as_view(), name="api-projects"),
     path("projects/create/", views_manage.ProjectCreateApi.as_view(), name="api-project-create"),

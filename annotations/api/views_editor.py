@@ -77,11 +77,13 @@ def request_payload(request: Request) -> dict:
     return data
 
 
-def own_post_edit(request: Request, pk: int) -> PostEdit:
+def own_post_edit(request: Request, post_edit_id: int) -> PostEdit:
     # Only the ownership check: every service re-reads (and locks) the rows it needs, so the item and
     # project are not loaded here.
     annotator_id = request.user.pk  # None when anonymous: nothing is theirs
-    post_edit = owned_post_edit(pk=pk, annotator_id=annotator_id) if annotator_id is not None else None
+    post_edit = (
+        owned_post_edit(post_edit_id=post_edit_id, annotator_id=annotator_id) if annotator_id is not None else None
+    )
     if post_edit is None:
         raise Http404("No such post-edit among yours.")
     return post_edit
@@ -106,8 +108,8 @@ class PostEditEventsApi(EditorApi):
         response=EventsOutputSerializer,
         conflict="Post-edit closed (code `closed`), or seq taken by another tab (`seq_conflict`).",
     )
-    def post(self, request: Request, pk: int) -> Response:
-        post_edit = own_post_edit(request, pk)
+    def post(self, request: Request, post_edit_id: int) -> Response:
+        post_edit = own_post_edit(request, post_edit_id)
         limit = settings.EDITLAB_EVENTS_MAX_BYTES
         try:
             size = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -130,8 +132,8 @@ class PostEditDraftApi(EditorApi):
         response=DraftOutputSerializer,
         conflict="Stale version (code `conflict`: another tab saved), or `closed`.",
     )
-    def post(self, request: Request, pk: int) -> Response:
-        post_edit = own_post_edit(request, pk)
+    def post(self, request: Request, post_edit_id: int) -> Response:
+        post_edit = own_post_edit(request, post_edit_id)
         data = validated(DraftInputSerializer, request_payload(request))
         version = post_edit_save_draft(
             post_edit=post_edit, page_id=data["page_id"], text=data["text"], version=data["version"]
@@ -147,8 +149,8 @@ class PostEditSubmitApi(EditorApi):
         response=SubmitOutputSerializer,
         conflict="Stale version (code `conflict`: another tab saved), or skipped (`closed`).",
     )
-    def post(self, request: Request, pk: int) -> Response:
-        post_edit = own_post_edit(request, pk)
+    def post(self, request: Request, post_edit_id: int) -> Response:
+        post_edit = own_post_edit(request, post_edit_id)
         data = validated(SubmitInputSerializer, request_payload(request))
         navigation = post_edit_submit(
             post_edit=post_edit,
@@ -168,8 +170,8 @@ class PostEditSkipApi(EditorApi):
         response=SkipOutputSerializer,
         conflict="Already submitted (code `closed`).",
     )
-    def post(self, request: Request, pk: int) -> Response:
-        post_edit = own_post_edit(request, pk)
+    def post(self, request: Request, post_edit_id: int) -> Response:
+        post_edit = own_post_edit(request, post_edit_id)
         data = validated(SkipInputSerializer, request_payload(request))
         next_url = post_edit_skip(post_edit=post_edit, page_id=data["page_id"], reason=data["reason"])
         return Response(SkipOutputSerializer({"next_url": next_url}).data)

@@ -23,12 +23,13 @@ while it is being left):
 """
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 
+from annotations.effort import Effort, LogEvent, derive_effort
 from annotations.models import AnnotatorClock, PostEdit, Visit
 
 _MS = timedelta(milliseconds=1)
@@ -114,6 +115,30 @@ def time_bound(visits: Iterable[Visit], *, tolerance_ms: float) -> TimeBound:
         total_limit_ms=observed + tolerance_ms,
         observed_ms=observed,
     )
+
+
+def bounded_effort(
+    events: Sequence[LogEvent],
+    *,
+    visits: Iterable[Visit],
+    tolerance_ms: float,
+    idle_threshold_ms: float,
+    committed_compositions: Collection[int] = (),
+    noop_inputs: Collection[int] = (),
+) -> tuple[Effort, TimeBound]:
+    """The effort of a post-edit's log, its time bounded by its page loads' windows plus
+    `tolerance_ms` (time_bound): the one place the bound meets the effort definition, for the
+    submit and for every recomputation."""
+    bound = time_bound(visits, tolerance_ms=tolerance_ms)
+    effort = derive_effort(
+        events,
+        idle_threshold_ms=idle_threshold_ms,
+        visit_limits_ms=bound.visit_limits_ms,
+        total_limit_ms=bound.total_limit_ms,
+        committed_compositions=committed_compositions,
+        noop_inputs=noop_inputs,
+    )
+    return effort, bound
 
 
 def granted_tolerance_ms(post_edit: PostEdit) -> float:

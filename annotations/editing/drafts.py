@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from annotations.editing import event_store
+from annotations.editing import event_store, locks
 from annotations.editing.errors import DraftConflict, PostEditClosed, UnknownVisit, ensure_text
 from annotations.models import PostEdit
 
@@ -18,12 +18,12 @@ def post_edit_save_draft(
     """Save the draft if `version` is the stored one; returns the new version.
 
     Autosaves come every few seconds from every annotator, so this runs by plain statements
-    (annotations/editing/event_store.py): lock and read, mark the page load seen (which also says
+    (annotations/editing/locks.py, event_store.py): lock and read, mark the page load seen (which also says
     whether it is one of this post-edit's), write.
     """
     now = now or timezone.now()
     ensure_text(text, field="text")
-    locked = event_store.lock_for_draft(post_edit.pk)
+    locked = locks.lock_for_draft(post_edit.pk)
     if event_store.advance_visit(post_edit, page_id, now, []) is None:  # rolled back if the save is refused
         raise UnknownVisit(f"page_id {page_id} is not a page load of post-edit {post_edit.pk}")
     if locked.closed:

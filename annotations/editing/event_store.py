@@ -11,7 +11,6 @@ models' metadata and are quoted by the backend, values always go as parameters.
 import functools
 import json
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
@@ -22,26 +21,26 @@ from django.db.models.functions import Cast
 from annotations.editing.errors import UnknownVisit
 from annotations.log_event import LogEvent
 from annotations.models import Assignment, EditEvent, PostEdit, Visit
-
-# Ids beyond what a BigAutoField holds name no row (and would make PostgreSQL refuse the query).
-_ID_MAX = 2**63 - 1
+from editlab import limits
 
 
-def _tables() -> tuple[str, str]:
+def post_edit_tables() -> tuple[str, str]:
+    """The post-edit and assignment tables' names, quoted for the backend."""
     quote = connection.ops.quote_name
     return quote(PostEdit._meta.db_table), quote(Assignment._meta.db_table)
 
 
-def owned_post_edit(*, pk: int, annotator_id: int) -> PostEdit | None:
-    """The post-edit `pk` if it is `annotator_id`'s (only its id and assignment id loaded), else None.
+def owned_post_edit(*, post_edit_id: int, annotator_id: int) -> PostEdit | None:
+    """The post-edit `post_edit_id` if it is `annotator_id`'s (only its id and assignment id loaded), else None.
 
     Every editor request starts with this ownership check, before the body is read; the services
     re-read and lock what they need. One plain SQL statement (no ORM query compilation on this
     per-request path).
     """
-    if not (0 < pk <= _ID_MAX and 0 < annotator_id <= _ID_MAX):
+    # Ids beyond what a BigAutoField holds name no row (and would make PostgreSQL refuse the query).
+    if not (0 < post_edit_id <= limits.MAX_ID and 0 < annotator_id <= limits.MAX_ID):
         return None
-    post_edits, assignments = _tables()
+    post_edits, assignments = post_edit_tables()
     quote = connection.ops.quote_name
     sql = (
         f"SELECT {post_edits}.{quote('id')}, {post_edits}.{quote('assignment_id')} FROM {post_edits} "
@@ -49,105 +48,14 @@ def owned_post_edit(*, pk: int, annotator_id: int) -> PostEdit | None:
         f"WHERE {post_edits}.{quote('id')} = %s AND {assignments}.{quote('annotator_id')} = %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [pk, annotator_id])
+        cursor.execute(sql, [post_edit_id, annotator_id])
         row = cursor.fetchone()
     return None if row is None else PostEdit.from_db(DEFAULT_DB_ALIAS, ["id", "assignment_id"], row)
 
 
-@dataclass(frozen=True)
-class LockedPostEdit:
-    """What an editing write reads of the post-edit it has locked: its assignment's status."""
-
-    status: str
-
-    @property
-    def closed(self) -> bool:
-        return self.status in (Assignment.SUBMITTED, Assignment.SKIPPED)
-
-    @property
-    def status_display(self) -> str:
-        return dict(Assignment.STATUS_CHOICES).get(self.status, self.status)
-
-
-@dataclass(frozen=True)
-class EventsLock(LockedPostEdit):
-    """... and, for ingestion, its recorded gaps."""
-
-    event_gaps: list[list[int]]
-
-
-@dataclass(frozen=True)
-class DraftLock(LockedPostEdit):
-    """... and, for an autosave, its draft and version."""
-
-    version: int
-    draft_text: str
-
-
-@functools.cache
-def _lock_sql(*columns: str) -> str:
-    """Lock the post-edit row (PostgreSQL: FOR UPDATE OF it, as locks.py's order wants) and read its
-    assignment's status and the post-edit's `columns`, in one plain SQL statement."""
-    post_edits, assignments = _tables()
-    quote = connection.ops.quote_name
-    lock = f" FOR UPDATE OF {post_edits}" if connection.features.has_select_for_update_of else ""
-    read = "".join(f", {post_edits}.{quote(name)}" for name in columns)
-    return (
-        f"SELECT {assignments}.{quote('status')}{read} FROM {post_edits} "
-        f"INNER JOIN {assignments} ON {assignments}.{quote('id')} = {post_edits}.{quote('assignment_id')} "
-        f"WHERE {post_edits}.{quote('id')} = %s{lock}"
-    )
-
-
-def _locked_row(post_edit_id: int, sql: str, params: list) -> tuple:
-    """The row of a statement that locks the post-edit (_lock_sql first); DoesNotExist when it is gone."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        raise PostEdit.DoesNotExist(f"post-edit {post_edit_id} does not exist")
-    return row
-
-
-def _events_lock(row: tuple) -> EventsLock:
-    status, gaps = row[:2]
-    return EventsLock(status=status, event_gaps=json.loads(gaps) if isinstance(gaps, str | bytes) else gaps)
-
-
-def lock_for_events(post_edit_id: int) -> EventsLock:
-    """Lock the post-edit for ingestion: its assignment's status and its recorded gaps."""
-    return _events_lock(_locked_row(post_edit_id, _lock_sql("event_gaps"), [post_edit_id]))
-
-
-def lock_and_advance_visit(
-    post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, events: list[LogEvent]
-) -> tuple[EventsLock, int | None]:
-    """lock_for_events, then advance_visit, as one statement on PostgreSQL: one round trip less
-    per batch. The lock is a CTE that the visit's UPDATE waits for (its EXISTS), so the post-edit
-    is locked before the page load, in locks.py's order; a CTE that locks is run once, whoever
-    reads it. SQLite (no UPDATE in a CTE; its transaction holds the whole database): the two."""
-    if connection.vendor != "postgresql":
-        return lock_for_events(post_edit.pk), advance_visit(post_edit, page_id, now, events)
-    update, params = _advance_visit_sql(post_edit, page_id, now, events, also=" AND EXISTS (SELECT 1 FROM locked)")
-    visit_id = connection.ops.quote_name("id")
-    sql = (
-        f"WITH locked AS ({_lock_sql('event_gaps')}), seen AS ({update}) "
-        f"SELECT locked.*, (SELECT {visit_id} FROM seen) FROM locked"
-    )
-    row = _locked_row(post_edit.pk, sql, [post_edit.pk, *params])
-    return _events_lock(row), row[2]
-
-
-def lock_for_draft(post_edit_id: int) -> DraftLock:
-    """Lock the post-edit for an autosave: its assignment's status, its version and its draft, in one
-    plain SQL statement."""
-    status, version, draft_text = _locked_row(post_edit_id, _lock_sql("version", "draft_text"), [post_edit_id])
-    return DraftLock(status=status, version=version, draft_text=draft_text)
-
-
 def store_draft(post_edit_id: int, *, text: str, version: int, now: datetime) -> None:
     """Write the draft and its version (the caller holds the row's lock and checked the old version)."""
-    post_edits = _tables()[0]
+    post_edits = post_edit_tables()[0]
     quote = connection.ops.quote_name
     updated = PostEdit._meta.get_field("updated").get_db_prep_save(now, connection)
     sql = (
@@ -171,14 +79,14 @@ def advance_visit(post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, 
     event the page load's last; returns the visit id. None when the batch does not lie after them
     (a re-sent or late batch, or a time that runs backwards: the caller looks closer) or the page
     is unknown. One round trip: the read and the update are one statement."""
-    sql, params = _advance_visit_sql(post_edit, page_id, now, events)
+    sql, params = advance_visit_sql(post_edit, page_id, now, events)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else row[0]
 
 
-def _advance_visit_sql(
+def advance_visit_sql(
     post_edit: PostEdit, page_id: uuid.UUID | str, now: datetime, events: list[LogEvent], *, also: str = ""
 ) -> tuple[str, list]:
     """advance_visit's UPDATE and its parameters; `also` is one more condition (SQL without parameters)."""

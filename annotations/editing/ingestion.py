@@ -10,7 +10,7 @@ from typing import NoReturn
 from django.db import transaction
 from django.utils import timezone
 
-from annotations.editing import event_store
+from annotations.editing import event_store, locks
 from annotations.editing.errors import InvalidInput, PostEditClosed, SeqConflict
 from annotations.log_event import LogEvent
 from annotations.models import PostEdit, Visit
@@ -111,7 +111,7 @@ def _store_checked(
     post_edit: PostEdit,
     page_id: uuid.UUID | str,
     visit_id: int | None,
-    locked: event_store.EventsLock,
+    locked: locks.EventsLock,
     events: list[LogEvent],
     in_order: list[LogEvent],
     seqs: list[int],
@@ -153,7 +153,7 @@ def post_edit_ingest_events(
     now = now or timezone.now()
     in_order = sorted(events, key=lambda event: event.seq)
     # The page load marked seen (and advanced) is rolled back if the batch is refused.
-    locked, visit_id = event_store.lock_and_advance_visit(post_edit, page_id, now, in_order)
+    locked, visit_id = locks.lock_and_advance_visit(post_edit, page_id, now, in_order)
     seqs = [event.seq for event in events]
     if visit_id is not None and not locked.closed:
         # The batch follows its page load's stored events, so none of its seqs can be that page

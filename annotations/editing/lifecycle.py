@@ -4,24 +4,22 @@ import uuid
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Max
 from django.http import Http404
-from django.urls import reverse
 from django.utils import timezone
 
-from annotations.design import Condition, DesignError
 from annotations.editing.clock import (
+    bounded_effort,
     end_where_the_next_began,
     lock_annotator,
     spend_tolerance,
-    time_bound,
     tolerance_left_ms,
 )
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
 from annotations.editing.event_store import stored_log
 from annotations.editing.locks import locked_post_edit, visit_of
 from annotations.editing.navigation import Navigation, navigation_after, next_url_for
-from annotations.effort import RATE_LIMIT_KEYS, RATE_WINDOW_MS, derive_effort
+from annotations.editing.selectors import shown_condition
+from annotations.effort import RATE_LIMIT_KEYS, RATE_WINDOW_MS
 from annotations.highlights import highlight_edits
 from annotations.models import DEFINITION_VERSION, EFFORT_FIELDS, Assignment, PostEdit, Visit
 from annotations.replay import replay
@@ -69,14 +67,6 @@ def post_edit_open(*, assignment: Assignment, user, now: datetime | None = None)
     return post_edit, visit
 
 
-def shown_condition(project, name: str) -> Condition | None:
-    """The declared condition called `name`, or None (no condition, or one the project no longer declares)."""
-    try:
-        return project.condition(name)
-    except DesignError:
-        return None
-
-
 def _new_post_edit(assignment: Assignment) -> PostEdit:
     """The post-edit of a first opening: the assignment's condition fixes the text it starts from
     (an output, or nothing), copied here so that later changes to the project cannot alter it."""
@@ -93,51 +83,6 @@ def _new_post_edit(assignment: Assignment) -> PostEdit:
         start_override=start_override,
         flags=flags,
     )
-
-
-def next_seq_of(post_edit: PostEdit) -> int:
-    top = post_edit.events.aggregate(top=Max("seq"))["top"]
-    return 0 if top is None else top + 1
-
-
-def shown_highlights(post_edit: PostEdit) -> list[dict]:
-    """The error spans to draw over the draft (UTF-16 units, as the browser counts), moved along
-    with the edits logged so far; none when the condition shows none or the log does not lead
-    to the draft (the overlay would be in the wrong place)."""
-    item = post_edit.assignment.item
-    spans = item.spans_for(shown_condition(item.project, post_edit.condition))
-    if not spans:
-        return []
-    events = stored_log(post_edit)
-    if replay(post_edit.start_text, events).text != post_edit.draft_text:
-        return []
-    return [
-        {"start": span["now"][0], "end": span["now"][1], "label": span["label"], "edited": span["edited"]}
-        for span in highlight_edits(post_edit.start_text, spans, events)
-    ]
-
-
-def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict:
-    """The JSON the editor page embeds (json_script id "editor-config")."""
-    assignment = post_edit.assignment
-    return {
-        "post_edit_id": post_edit.pk,
-        "page_id": str(visit.page_id),
-        "next_seq": next_seq_of(post_edit),
-        "version": post_edit.version,
-        "original": post_edit.start_text,
-        "draft": post_edit.draft_text,
-        "idle_threshold_ms": round(assignment.item.project.idle_threshold_ms),
-        "urls": {
-            "events": reverse("api-post-edit-events", args=[post_edit.pk]),
-            "draft": reverse("api-post-edit-draft", args=[post_edit.pk]),
-            "submit": reverse("api-post-edit-submit", args=[post_edit.pk]),
-            "skip": reverse("api-post-edit-skip", args=[post_edit.pk]),
-            "next": next_url_for(assignment.annotator_id, after=assignment),
-        },
-        "csrf_token": csrf_token,
-        "highlights": shown_highlights(post_edit),
-    }
 
 
 # ---------------------------------------------------------------- submit
@@ -180,14 +125,13 @@ def post_edit_submit(
     end_where_the_next_began(visits, annotator_id=annotator_id)
     # What is left of the annotator's tolerance, for each page load and once for all of them.
     granted = tolerance_left_ms(clock)
-    bound = time_bound(visits, tolerance_ms=granted)
     events = stored_log(post_edit)
     result = replay(post_edit.start_text, events, final_text=text)
-    effort = derive_effort(
+    effort, bound = bounded_effort(
         events,
+        visits=visits,
+        tolerance_ms=granted,
         idle_threshold_ms=post_edit.assignment.item.project.idle_threshold_ms,
-        visit_limits_ms=bound.visit_limits_ms,
-        total_limit_ms=bound.total_limit_ms,
         committed_compositions=result.committed_compositions,
         noop_inputs=result.noop_inputs,
     )

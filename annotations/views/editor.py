@@ -18,7 +18,8 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 
 from annotations.design import direction
 from annotations.editing.errors import PostEditClosed
-from annotations.editing.lifecycle import editor_config, post_edit_open
+from annotations.editing.lifecycle import post_edit_open
+from annotations.editing.selectors import editor_config
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all

@@ -63,14 +63,14 @@ class StepTimer:
         from rest_framework import authentication, views
 
         from annotations.api import serializers_editor, views_editor
-        from annotations.editing import event_store
+        from annotations.editing import event_store, locks
 
         self.wrap(authentication.SessionAuthentication, "authenticate", "DRF authentication (session, user)")
         self.wrap(views.APIView, "check_permissions", "DRF permission (role)")
         self.wrap(views_editor, "own_post_edit", "ownership check")
         self.wrap(serializers_editor, "validate_events", "events validated")
         self.wrap(views_editor, "post_edit_ingest_events", "events service (transaction)")
-        self.wrap(event_store, "lock_for_events", "  lock the post-edit")
+        self.wrap(locks, "lock_for_events", "  lock the post-edit")
         self.wrap(event_store, "advance_visit", "  the page load seen, its clock")
         self.wrap(event_store, "stored_seqs_and_top", "  stored seqs")
         self.wrap(event_store, "insert_events", "  insert")

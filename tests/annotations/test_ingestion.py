@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 
 from annotations.editing.event_store import stored_log
-from annotations.editing.lifecycle import editor_config, post_edit_open
+from annotations.editing.lifecycle import post_edit_open
+from annotations.editing.selectors import editor_config
 from annotations.models import Assignment, EditEvent
 from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url, wire
 from tests.factories import PASSWORD, AssignmentFactory
@@ -294,7 +295,7 @@ def test_get_is_not_allowed(annotator, annotator_client):
 def test_the_endpoints_are_in_the_openapi_schema(annotator_client):
     schema = annotator_client.get("/api/schema/?format=json").json()
     for name in ("events", "draft", "submit", "skip"):
-        operation = schema["paths"][f"/api/post-edits/{{id}}/{name}/"]["post"]
+        operation = schema["paths"][f"/api/post-edits/{{post_edit_id}}/{name}/"]["post"]
         assert operation["operationId"] == f"post_edit_{name}"
         assert {"200", "400", "403", "404", "409"} <= set(operation["responses"])
 

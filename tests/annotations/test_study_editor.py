@@ -3,7 +3,8 @@ them were edited, the document around the segment, languages and direction, prac
 
 import pytest
 
-from annotations.editing.lifecycle import editor_config, post_edit_open, post_edit_submit
+from annotations.editing.lifecycle import post_edit_open, post_edit_submit
+from annotations.editing.selectors import editor_config
 from annotations.highlights import highlight_edits, map_span, to_utf16
 from annotations.models import Assignment
 from annotations.selectors import document_context

@@ -194,7 +194,7 @@ PROJECT_ID = {"project_id": lambda w, v: w.project.pk}
 def editor_api(kind: str) -> Routes:
     def requests(world: World, viewer: Viewer, *, name: str) -> list[Req]:
         post_edit = viewer.post_edit
-        url = reverse(name, kwargs={"pk": post_edit.pk})
+        url = reverse(name, kwargs={"post_edit_id": post_edit.pk})
         base = {"page_id": viewer.page_id}
         bodies = {
             "events": [{**base, "events": [{"seq": 10_000, "t": 10.0, "k": "focus"}]}],
@@ -205,7 +205,7 @@ def editor_api(kind: str) -> Routes:
             "submit": [{**base, "text": post_edit.draft_text, "version": post_edit.version, "last_seq": 0}],
             "skip": [{**base, "reason": "The source is garbled."}],
         }[kind]
-        others = reverse(name, kwargs={"pk": PostEdit.objects.exclude(assignment__annotator=viewer.user).first().pk})
+        others = reverse(name, kwargs={"post_edit_id": PostEdit.objects.exclude(assignment__annotator=viewer.user).first().pk})
         return [Req("post", url, data=body, json=True) for body in bodies] + [
             Req("get", url),
             Req("post", others, data=bodies[0], json=True, refused=True),  # someone else's post-edit

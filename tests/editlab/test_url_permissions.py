@@ -136,7 +136,7 @@ def _plan_digest(w: "World", annotators: list[str], conditions: list[str]) -> st
     return study_assign_latin_square(project=w.project, annotators=users, conditions=conditions).digest
 
 
-PE = lambda w: {"pk": w.post_edit.pk}  # noqa: E731
+PE = lambda w: {"post_edit_id": w.post_edit.pk}  # noqa: E731
 PROJECT = lambda w: {"pk": w.project.pk}  # noqa: E731
 PROJECT_ID = lambda w: {"project_id": w.project.pk}  # noqa: E731
 
