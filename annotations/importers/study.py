@@ -5,7 +5,7 @@ spans per output, practice, and the condition a finished study's post-editor wor
 Every importer and the items API read them here, so a value means the same whatever brought it;
 each refusal is an ImportDataError naming file, line and field. What needs the whole plan or the
 project (positions unique per document, spans inside their output's text, conditions declared)
-is checked by the one writer, annotations.importers.store.
+is checked when the one writer stores the plan (checks.py, conditions.py, existing.py).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ Checked on every response: not a server error, a documented status code, a docum
 type, headers and body matching the documented response schema.
 """
 
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -94,10 +95,12 @@ def world(annotator, other_annotator, admin_user) -> dict[str, int]:
     }
 
 
-def _real_id(path: str, world: dict[str, int]) -> int | None:
-    if "{id}" not in path:
+def _real_id(path: str, world: dict[str, int]) -> dict[str, int] | None:
+    """The path's first parameter (`{id}`, `{project_id}`...) set to a real object of its kind."""
+    parameter = re.search(r"\{(\w+)\}", path)
+    if parameter is None:
         return None
-    return world[path.split("/")[2]]
+    return {parameter.group(1): world[path.split("/")[2]]}
 
 
 def _fuzz(
@@ -105,13 +108,13 @@ def _fuzz(
     *,
     headers: dict[str, str],
     cookies: dict[str, str],
-    real_id: int | None,
+    real_id: dict[str, int] | None,
     record: Callable[[str], None],
     statuses: Counter,
 ) -> None:
     strategy = operation.as_strategy()
     if real_id is not None:
-        strategy = st.one_of(strategy, operation.as_strategy(path_parameters={"id": real_id}))
+        strategy = st.one_of(strategy, operation.as_strategy(path_parameters=real_id))
 
     @settings(
         max_examples=EXAMPLES,
