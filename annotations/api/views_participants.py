@@ -25,8 +25,8 @@ from editlab.errors import error_responses
 TAGS = ["participants"]
 
 
-def _project(pk: int) -> Project:
-    project = Project.objects.filter(pk=pk).first()
+def _project(project_id: int) -> Project:
+    project = Project.objects.filter(pk=project_id).first()
     if project is None:
         raise NotFound("No such project.")
     return project
@@ -45,8 +45,8 @@ class JoinLinkListApi(APIView):
         summary="A project's participation links, newest first (admins, researchers)",
         responses={200: s.JoinLinkOutputSerializer(many=True), **error_responses(403, 404)},
     )
-    def get(self, request: Request, pk: int) -> Response:
-        project = _project(pk)
+    def get(self, request: Request, project_id: int) -> Response:
+        project = _project(project_id)
         links = project_join_links(project=project)
         return Response(s.JoinLinkOutputSerializer(links, many=True, context={"request": request}).data)
 
@@ -60,8 +60,8 @@ class JoinLinkOpenApi(APIView):
         request=s.JoinLinkOpenInputSerializer,
         responses={201: s.JoinLinkOutputSerializer, **error_responses(400, 403, 404)},
     )
-    def post(self, request: Request, pk: int) -> Response:
-        project = _project(pk)
+    def post(self, request: Request, project_id: int) -> Response:
+        project = _project(project_id)
         data = validated(s.JoinLinkOpenInputSerializer, request.data)
         link = join_link_open(project=project, **data)
         return Response(_link_output(request, project, link.pk), status=status.HTTP_201_CREATED)
@@ -76,9 +76,9 @@ class JoinLinkRevokeApi(APIView):
         request=None,
         responses={200: s.JoinLinkOutputSerializer, **error_responses(403, 404)},
     )
-    def post(self, request: Request, pk: int, link_pk: int) -> Response:
-        project = _project(pk)
-        link = JoinLink.objects.filter(pk=link_pk, project=project).first()
+    def post(self, request: Request, project_id: int, link_id: int) -> Response:
+        project = _project(project_id)
+        link = JoinLink.objects.filter(pk=link_id, project=project).first()
         if link is None:
             raise NotFound("No such participation link in this project.")
         link = join_link_revoke(join_link=link)
@@ -95,4 +95,4 @@ class ParticipantListApi(generics.ListAPIView):
     serializer_class = s.ParticipantOutputSerializer
 
     def get_queryset(self) -> QuerySet:
-        return project_participants(project=_project(self.kwargs["pk"]))
+        return project_participants(project=_project(self.kwargs["project_id"]))

@@ -20,13 +20,11 @@ from django.conf import settings
 from django.db import models
 
 from annotations.models import EFFORT_FIELDS, PostEdit
-from editlab import safe_json
+from editlab import limits, safe_json
 from editlab.refusals import Refusal
 
 # Deeper than any published format nests (Super-NaturalInstructions: 4, EditEval: 5); far below recursion limits.
 JSON_MAX_DEPTH = 64
-INT_MAX = 2**31 - 1  # IntegerField on PostgreSQL
-BIG_INT_MAX = 2**63 - 1  # BigIntegerField
 
 
 class ImportDataError(Refusal):
@@ -63,6 +61,11 @@ class WhereField(Where):
 class Origin:
     file: str
     line: int
+
+
+def fail(message: str, origin: Origin, field: str | None = None) -> ImportDataError:
+    """The refusal of a value read at `origin` (a row's file and line), naming its field."""
+    return ImportDataError(message, file=origin.file, line=origin.line, field=field)
 
 
 @dataclass
@@ -241,7 +244,7 @@ def scalar(text: str) -> Any:
     """
     if _INT.fullmatch(text):
         integer = int(text)
-        return integer if len(text) < 19 or -BIG_INT_MAX <= integer <= BIG_INT_MAX else text
+        return integer if len(text) < 19 or -limits.MAX_ID <= integer <= limits.MAX_ID else text
     if _FLOAT.fullmatch(text):
         real = float(text)
         if math.isfinite(real):
@@ -258,7 +261,7 @@ def shown(value: Any, limit: int = 60) -> str:
 def effort_max(name: str) -> int:
     """The largest value the effort column `name` can hold (IntegerField or BigIntegerField)."""
     column = PostEdit._meta.get_field(name)
-    return BIG_INT_MAX if isinstance(column, models.BigIntegerField) else INT_MAX
+    return limits.MAX_ID if isinstance(column, models.BigIntegerField) else limits.MAX_INT
 
 
 def max_length(model: type[models.Model], name: str) -> int:

@@ -5,7 +5,7 @@ spans per output, practice, and the condition a finished study's post-editor wor
 Every importer and the items API read them here, so a value means the same whatever brought it;
 each refusal is an ImportDataError naming file, line and field. What needs the whole plan or the
 project (positions unique per document, spans inside their output's text, conditions declared)
-is checked by the one writer, annotations.importers.store.
+is checked when the one writer stores the plan (checks.py, conditions.py, existing.py).
 """
 
 from __future__ import annotations
@@ -15,19 +15,15 @@ import unicodedata
 from typing import Any
 
 from annotations.design import CONDITION_NAME
-from annotations.importers.base import ImportDataError, Origin, json_type, max_length, shown
+from annotations.importers.base import Origin, fail, json_type, max_length, shown
 from annotations.models import Item
+from editlab import limits
 
 DOCUMENT_MAX = max_length(Item, "document")
-POSITION_MAX = 2**31 - 1  # PositiveIntegerField on PostgreSQL
 NAME_MAX = 100  # an output (system) name, as a condition's `output` may be
 _WHOLE = re.compile(r"[0-9]+(?:\.0+)?")  # pandas writes an integer column with gaps as 3.0
 TRUE = frozenset({"1", "true", "yes", "y", "t"})
 FALSE = frozenset({"", "0", "false", "no", "n", "f"})
-
-
-def _fail(message: str, origin: Origin, field: str) -> ImportDataError:
-    return ImportDataError(message, file=origin.file, line=origin.line, field=field)
 
 
 def invisible_character(text: str) -> str | None:
@@ -62,11 +58,11 @@ def document_id(value: Any, *, origin: Origin, field: str = "document") -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        raise _fail(f"must be a document id (text), got {json_type(value)}", origin, field)
+        raise fail(f"must be a document id (text), got {json_type(value)}", origin, field)
     value = value.strip()
     problem = id_problem(value, what="document id", max_chars=DOCUMENT_MAX)
     if problem:
-        raise _fail(problem, origin, field)
+        raise fail(problem, origin, field)
     return value
 
 
@@ -74,42 +70,42 @@ def document_position(value: Any, *, origin: Origin, field: str = "position") ->
     """A segment's place in its document: a whole number from 0 to 2,147,483,647; None when empty."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    problem = f"must be a whole number from 0 to {POSITION_MAX:,}"
+    problem = f"must be a whole number from 0 to {limits.MAX_INT:,}"
     if isinstance(value, bool):
-        raise _fail(f"{problem}, got a boolean", origin, field)
+        raise fail(f"{problem}, got a boolean", origin, field)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")) or not value.is_integer():
-            raise _fail(f"{problem}, got {value!r}", origin, field)
+            raise fail(f"{problem}, got {value!r}", origin, field)
         value = int(value)
     if isinstance(value, str):
         text = value.strip()
         if not _WHOLE.fullmatch(text):
-            raise _fail(f"{problem}, got {shown(text)}", origin, field)
+            raise fail(f"{problem}, got {shown(text)}", origin, field)
         digits = text.split(".", 1)[0]
         # Past 12 digits it is out of range whatever follows (and int() of 5,000 digits is refused).
-        value = int(digits) if len(digits) <= 12 else POSITION_MAX + 1
+        value = int(digits) if len(digits) <= 12 else limits.MAX_INT + 1
     if not isinstance(value, int):
-        raise _fail(f"{problem}, got {json_type(value)}", origin, field)
-    if not 0 <= value <= POSITION_MAX:
-        raise _fail(f"{problem}, got {shown(value)}", origin, field)
+        raise fail(f"{problem}, got {json_type(value)}", origin, field)
+    if not 0 <= value <= limits.MAX_INT:
+        raise fail(f"{problem}, got {shown(value)}", origin, field)
     return value
 
 
 def output_name(name: Any, *, origin: Origin, field: str) -> str:
     """An output's (a system's) name: 1-100 visible characters, no surrounding spaces."""
     if not isinstance(name, str) or not name.strip() or name != name.strip() or len(name) > NAME_MAX:
-        raise _fail(
+        raise fail(
             f"an output name is 1-{NAME_MAX} characters without surrounding spaces, got {shown(name)}", origin, field
         )
     odd = invisible_character(name)
     if odd:
-        raise _fail(f"the output name {name!r} holds an invisible or control character, {odd}", origin, field)
+        raise fail(f"the output name {name!r} holds an invisible or control character, {odd}", origin, field)
     return name
 
 
 def output_text(value: Any, *, origin: Origin, field: str) -> str:
     if not isinstance(value, str):
-        raise _fail(f"an output must be text, got {json_type(value)}", origin, field)
+        raise fail(f"an output must be text, got {json_type(value)}", origin, field)
     return value
 
 
@@ -118,7 +114,7 @@ def outputs(value: Any, *, origin: Origin, field: str = "outputs") -> dict[str, 
     if value is None or value == "":
         return {}
     if not isinstance(value, dict):
-        raise _fail(f'must be an object of outputs by system ({{"sysA": "…"}}), got {json_type(value)}', origin, field)
+        raise fail(f'must be an object of outputs by system ({{"sysA": "…"}}), got {json_type(value)}', origin, field)
     found: dict[str, str] = {}
     for name, text in value.items():
         output_name(name, origin=origin, field=field)
@@ -132,7 +128,7 @@ def highlights(value: Any, *, origin: Origin, field: str = "highlights") -> dict
     if value is None or value == "":
         return {}
     if not isinstance(value, dict):
-        raise _fail(
+        raise fail(
             f'must be an object of span lists by output ({{"sysA": [[0, 4, "minor"]]}}), got {json_type(value)}',
             origin,
             field,
@@ -147,7 +143,7 @@ def span_list(value: Any, *, origin: Origin, field: str) -> list:
     if value is None or value == "":
         return []
     if not isinstance(value, list):
-        raise _fail(f"must be a list of [start, end, label] spans, got {json_type(value)}", origin, field)
+        raise fail(f"must be a list of [start, end, label] spans, got {json_type(value)}", origin, field)
     return value
 
 
@@ -165,7 +161,7 @@ def practice(value: Any, *, origin: Origin, field: str = "practice") -> bool:
             return True
         if word in FALSE:
             return False
-    raise _fail(f"must be true or false (true/false, yes/no, 1/0, or empty), got {shown(value)}", origin, field)
+    raise fail(f"must be true or false (true/false, yes/no, 1/0, or empty), got {shown(value)}", origin, field)
 
 
 def condition_name(value: Any, *, origin: Origin, field: str = "condition") -> str:
@@ -173,10 +169,10 @@ def condition_name(value: Any, *, origin: Origin, field: str = "condition") -> s
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _fail(f"must be a condition name (text), got {json_type(value)}", origin, field)
+        raise fail(f"must be a condition name (text), got {json_type(value)}", origin, field)
     name = value.strip()
     if name and not CONDITION_NAME.match(name):
-        raise _fail(
+        raise fail(
             f"a condition name is 1-100 letters, digits, spaces, '.', '-' or '_', got {shown(name)}", origin, field
         )
     return name

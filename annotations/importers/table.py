@@ -15,22 +15,13 @@ A column named exactly like a target is mapped to it unless the mapping says
 otherwise (TARGET= with no column: not mapped). Unmapped columns are kept in
 Item.meta (plain items) or PostEdit.extra (finished study).
 
-The kind of table comes from the file's extension: .csv (RFC 4180 quoting), .tsv or
-.tab (tab-separated, quoted the way `csv.writer(dialect="excel-tab")` and pandas'
-`to_csv(sep="\t")` write it: a field holding a tab, a newline or a quote is quoted and
-its quotes doubled), .jsonl or .ndjson (one object per line; keys are the columns). A
-header whose first column has no name is pandas' row index and is left out.
+Reading the file (its kind, header and records) is table_read.py.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Iterator
 from typing import Any
-
-from django.conf import settings
 
 from annotations.importers import study
 from annotations.importers.base import (
@@ -43,12 +34,12 @@ from annotations.importers.base import (
     WhereField,
     content_id,
     effort_value,
-    json_lines,
     json_type,
     parse_json,
     scalar,
     shown,
 )
+from annotations.importers.table_read import WHOLE, read_table
 from annotations.models import EFFORT_COUNT_FIELDS
 
 ITEM_TARGETS = ("external_id", "source", "model_output", "instruction", "references", "gold_edits")
@@ -58,23 +49,13 @@ TARGETS = ITEM_TARGETS + DESIGN_TARGETS + STUDY_TARGETS
 # One column per output: output:NAME (its text) and highlights:NAME (a JSON list of spans over it).
 PER_OUTPUT = ("output", "highlights")
 LIST_TARGETS = ("references", "gold_edits")
-_WHOLE = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-KINDS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 DEFINITION_VERSION = "table"
-
-
-def table_kind(file: InputFile) -> str:
-    name = file.basename.lower()
-    for suffix, kind in KINDS.items():
-        if name.endswith(suffix):
-            return kind
-    raise ImportDataError(f"cannot tell the table's kind from its name; use one of {', '.join(KINDS)}", file=file.name)
 
 
 def read_header(file: InputFile) -> list[str]:
     """The columns a mapping can name (JSONL: the keys of the first object)."""
-    columns, _ = _read(file)
+    columns, _ = read_table(file)
     return columns
 
 
@@ -163,7 +144,7 @@ def _check_targets(targets: set[str], file: str) -> None:
 
 
 def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
-    columns, rows = _read(file)
+    columns, rows = read_table(file)
     resolved = resolve_mapping(columns, mapping, file.name)
     finished = "edited" in resolved
     plan = ImportPlan(fmt="table", definition_version=DEFINITION_VERSION if finished else "")
@@ -193,89 +174,6 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
     if not plan.items:
         raise ImportDataError("no rows under the header", file=file.name)
     return plan
-
-
-def _read(file: InputFile) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
-    kind = table_kind(file)
-    if kind == "jsonl":
-        records = list(json_lines(file))
-        columns = list(records[0][1]) if records else []
-        return columns, iter(records)
-    text = file.text()
-    _allow_cells_up_to(settings.EDITLAB_IMPORT_MAX_BYTES)
-    reader = csv.reader(io.StringIO(text, newline=""), dialect="excel-tab" if kind == "tsv" else "excel", strict=True)
-    rows = _csv_rows(reader, file)
-    try:
-        header_line, columns = next(rows)
-    except StopIteration:
-        raise ImportDataError("the file is empty", file=file.name, line=1) from None
-    columns = [c.strip() for c in columns]
-    # pandas writes its row index as a first column without a name: it is no data of ours.
-    skip_index = len(columns) > 1 and not columns[0]
-    if skip_index:
-        columns = columns[1:]
-    for n, column in enumerate(columns):
-        if not column:
-            raise ImportDataError(
-                f"column {n + 1 + skip_index} of the header has no name", file=file.name, line=header_line
-            )
-        if columns.index(column) != n:
-            raise ImportDataError("column named twice in the header", file=file.name, line=header_line, field=column)
-    return columns, _records(rows, columns, file, skip_index)
-
-
-def _allow_cells_up_to(size: int) -> None:
-    # csv refuses fields over 131,072 characters by default; a cell may be as long as the file may be.
-    # The limit is process-wide, so it is only ever raised.
-    if csv.field_size_limit() < size:
-        csv.field_size_limit(size)
-
-
-def _csv_rows(reader, file: InputFile) -> Iterator[tuple[int, list[str]]]:
-    """(the line the record starts on, its fields), skipping blank lines; quoting errors name their line."""
-    start = 1
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise ImportDataError(_quoting_problem(exc, start, reader.line_num), file=file.name, line=start) from None
-        if fields and any(f.strip() for f in fields):
-            yield start, fields
-        start = reader.line_num + 1
-
-
-def _quoting_problem(exc: csv.Error, start: int, now: int) -> str:
-    message = str(exc)
-    if "expected after" in message:
-        return (
-            f"unreadable row: {message} (a field that starts with a quote must be quoted as a whole, "
-            'its own quotes doubled: "He said ""yes""", as csv.writer and pandas write it)'
-        )
-    if "unexpected end of data" in message or now > start:
-        return f"unreadable row: a quoted field that starts in this record is never closed ({message})"
-    return f"unreadable row: {message}"
-
-
-def _records(rows, columns: list[str], file: InputFile, skip_index: bool) -> Iterator[tuple[int, dict[str, Any]]]:
-    for line, fields in rows:
-        if skip_index:
-            if not _WHOLE.fullmatch(fields[0].strip()):
-                raise ImportDataError(
-                    f"column 1 of the header has no name and holds {shown(fields[0])}, not a row number "
-                    "(pandas' index, which is left out); name the column",
-                    file=file.name,
-                    line=line,
-                )
-            fields = fields[1:]
-        if len(fields) != len(columns):
-            raise ImportDataError(
-                f"{len(fields)} fields, but the header names {len(columns)} columns",
-                file=file.name,
-                line=line,
-            )
-        yield line, dict(zip(columns, fields, strict=True))
 
 
 def _kept(value: Any) -> Any:
@@ -481,7 +379,7 @@ def _number(value: Any, origin: Origin, target: str) -> tuple[int | float | None
         text = value.strip()
         if not text:
             return None, None
-        if _WHOLE.fullmatch(text):
+        if WHOLE.fullmatch(text):
             # Past 40 digits no column can hold it (and Python converts at most 4,300): any such number says so.
             return (int(text) if len(text) <= 40 else 10**40), text
         if _DECIMAL.fullmatch(text):

@@ -10,6 +10,7 @@ Checked on every response: not a server error, a documented status code, a docum
 type, headers and body matching the documented response schema.
 """
 
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -95,12 +96,11 @@ def world(annotator, other_annotator, admin_user) -> dict[str, int]:
 
 
 def _real_id(path: str, world: dict[str, int]) -> dict[str, int] | None:
-    """The path parameter of `path` (`{project_id}`, `{job_id}`...; the first one) set to a real id."""
-    segments = path.split("/")
-    parameter = next((part[1:-1] for part in segments if part.startswith("{")), None)
+    """The path's first parameter (`{id}`, `{project_id}`...) set to a real object of its kind."""
+    parameter = re.search(r"\{(\w+)\}", path)
     if parameter is None:
         return None
-    return {parameter: world[segments[2]]}
+    return {parameter.group(1): world[path.split("/")[2]]}
 
 
 def _fuzz(

@@ -205,7 +205,9 @@ def editor_api(kind: str) -> Routes:
             "submit": [{**base, "text": post_edit.draft_text, "version": post_edit.version, "last_seq": 0}],
             "skip": [{**base, "reason": "The source is garbled."}],
         }[kind]
-        others = reverse(name, kwargs={"post_edit_id": PostEdit.objects.exclude(assignment__annotator=viewer.user).first().pk})
+        others = reverse(
+            name, kwargs={"post_edit_id": PostEdit.objects.exclude(assignment__annotator=viewer.user).first().pk}
+        )
         return [Req("post", url, data=body, json=True) for body in bodies] + [
             Req("get", url),
             Req("post", others, data=bodies[0], json=True, refused=True),  # someone else's post-edit
@@ -219,9 +221,9 @@ def own_assignments(viewer: Viewer) -> list[Assignment]:
 
 
 def _assignment_api(world: World, viewer: Viewer, *, name: str) -> list[Req]:
-    mine = [Req("get", reverse(name, kwargs={"pk": a.pk})) for a in own_assignments(viewer)]
+    mine = [Req("get", reverse(name, kwargs={"assignment_id": a.pk})) for a in own_assignments(viewer)]
     theirs = Assignment.objects.exclude(annotator=viewer.user).first()
-    return [*mine, Req("get", reverse(name, kwargs={"pk": theirs.pk}), refused=True)]
+    return [*mine, Req("get", reverse(name, kwargs={"assignment_id": theirs.pk}), refused=True)]
 
 
 def _assignments_api(world: World, viewer: Viewer, *, name: str) -> list[Req]:
@@ -262,7 +264,7 @@ ROUTES: dict[str, Routes] = {
     "api-docs": plain(methods=("get",)),
     **{f"api-post-edit-{kind}": editor_api(kind) for kind in ("events", "draft", "submit", "skip")},
     "api-projects": plain(methods=("get",)),
-    "api-project": plain(methods=("get",), **PROJECT),
+    "api-project": plain(methods=("get",), **PROJECT_ID),
     "api-assignments": _assignments_api,
     "api-assignment": _assignment_api,
     "annotator_home": plain(methods=("get",)),
@@ -272,25 +274,25 @@ ROUTES: dict[str, Routes] = {
     "participant-done": plain(methods=("get",)),
     # ---- the management and research side: refused to annotators
     "api-project-create": refused(),
-    "api-project-update": refused(**PROJECT),
-    "api-project-progress": refused(**PROJECT),
-    "api-project-copy": refused(**PROJECT),
-    "api-items": refused(**PROJECT),
-    "api-items-create": refused(**PROJECT),
-    "api-batches": refused(**PROJECT),
-    "api-batches-make": refused(**PROJECT),
-    "api-batches-assign": refused(**PROJECT),
-    "api-design-plan": refused(**PROJECT),
-    "api-design-assign": refused(**PROJECT),
+    "api-project-update": refused(**PROJECT_ID),
+    "api-project-progress": refused(**PROJECT_ID),
+    "api-project-copy": refused(**PROJECT_ID),
+    "api-items": refused(**PROJECT_ID),
+    "api-items-create": refused(**PROJECT_ID),
+    "api-batches": refused(**PROJECT_ID),
+    "api-batches-make": refused(**PROJECT_ID),
+    "api-batches-assign": refused(**PROJECT_ID),
+    "api-design-plan": refused(**PROJECT_ID),
+    "api-design-assign": refused(**PROJECT_ID),
     "api-assignments-withdraw": refused(),
     "api-assignments-reassign": refused(),
     "api-users": refused(),
     "api-user-create": refused(),
-    "api-user-role": refused(pk=lambda w, v: v.user.pk),
-    "api-join-links": refused(**PROJECT),
-    "api-join-link-open": refused(**PROJECT),
-    "api-join-link-revoke": refused(pk=lambda w, v: w.project.pk, link_pk=lambda w, v: w.link_pk),
-    "api-participants": refused(**PROJECT),
+    "api-user-role": refused(user_id=lambda w, v: v.user.pk),
+    "api-join-links": refused(**PROJECT_ID),
+    "api-join-link-open": refused(**PROJECT_ID),
+    "api-join-link-revoke": refused(project_id=lambda w, v: w.project.pk, link_id=lambda w, v: w.link_pk),
+    "api-participants": refused(**PROJECT_ID),
     "api-metric-values": refused(),
     "api-metric-job-create": refused(**PROJECT_ID),
     "api-metric-job": refused(job_id=lambda w, v: w.job.pk),

@@ -523,7 +523,7 @@ def test_a_request_body_over_the_limit_is_a_clear_400_and_stores_nothing(admin_c
 
 
 def test_too_many_items_in_one_request_is_a_clear_400(admin_client, settings):
-    from annotations.api.serializers_manage import MAX_ITEMS_PER_REQUEST
+    from annotations.api.serializers_items import MAX_ITEMS_PER_REQUEST
 
     project = ProjectFactory(name="Many")
     items = [{"external_id": f"x{n}", "model_output": "y"} for n in range(MAX_ITEMS_PER_REQUEST + 1)]
@@ -584,7 +584,7 @@ DEEP = "[" * 1000 + "]" * 1000
 )
 def test_a_researcher_posting_deep_json_to_an_admin_endpoint_gets_403(researcher, name):
     # The permission is checked before the body is read (DRF's CSRF check used to parse it first: a 500).
-    kwargs = {"pk": ProjectFactory().pk} if name in ("api-items-create", "api-project-update") else {}
+    kwargs = {"project_id": ProjectFactory().pk} if name in ("api-items-create", "api-project-update") else {}
     before = snapshot()
     response = _post_json(_browser(researcher), reverse(name, kwargs=kwargs), DEEP)
     assert response.status_code == 403

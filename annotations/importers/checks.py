@@ -1,0 +1,172 @@
+"""The plan checked and completed on its own, before the one writer reads the database.
+
+Ids, task types and annotator names are storable and unique in the file; a position needs a
+document and is unique in it; outputs are text under valid names and highlight spans lie inside
+the output they are over, without overlapping; line endings become LF; every text the editor
+edits fits the editor's limit. Each refusal is an ImportDataError naming file, line and field.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from django.conf import settings
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+
+from annotations.design import DesignError, parse_spans
+from annotations.importers.base import (
+    ImportPlan,
+    ItemRow,
+    Origin,
+    fail,
+    max_length,
+    normalize_line_endings,
+    removed_before,
+)
+from annotations.importers.study import id_problem, output_name
+from annotations.models import Item
+from editlab import limits
+
+MAX_EXTERNAL_ID = max_length(Item, "external_id")
+MAX_TASK_TYPE = max_length(Item, "task_type")
+
+
+def check_plan(plan: ImportPlan) -> None:
+    seen: dict[str, Origin] = {}
+    places: dict[tuple[str, int], ItemRow] = {}
+    for row in plan.items:
+        if row.document_position is not None and not row.document:
+            raise fail("a position needs a document: it is the segment's place in its document", row.origin, "position")
+        if row.document and row.document_position is not None:
+            first_at = places.setdefault((row.document, row.document_position), row)
+            if first_at is not row:
+                raise fail(
+                    f"document {row.document!r} has a segment at position {row.document_position} twice "
+                    f"(item {first_at.external_id!r} at {first_at.origin.file}, line {first_at.origin.line}); "
+                    "positions are unique per document",
+                    row.origin,
+                    "position",
+                )
+        problem = id_problem(row.external_id, what="item id", max_chars=MAX_EXTERNAL_ID)
+        if problem:
+            raise fail(problem, row.origin, "external_id")
+        if len(row.task_type) > MAX_TASK_TYPE:
+            raise fail(f"task type is longer than {MAX_TASK_TYPE} characters", row.origin, "task_type")
+        first = seen.setdefault(row.external_id, row.origin)
+        if first is not row.origin:
+            raise fail(
+                f"duplicate id {row.external_id!r} (first at {first.file}, line {first.line})",
+                row.origin,
+                "external_id",
+            )
+    pairs: dict[tuple[str, str], Origin] = {}
+    username = UnicodeUsernameValidator()
+    for post_edit in plan.post_edits:
+        try:
+            username(post_edit.annotator)
+        except ValidationError:
+            raise fail(
+                f"annotator name {post_edit.annotator!r} is not a valid username "
+                "(letters, digits and @ . + - _ only, at most 150 characters)",
+                post_edit.origin,
+                "annotator",
+            ) from None
+        if len(post_edit.annotator) > 150:
+            raise fail("annotator name is longer than 150 characters", post_edit.origin, "annotator")
+        first = pairs.setdefault((post_edit.external_id, post_edit.annotator), post_edit.origin)
+        if first is not post_edit.origin:
+            raise fail(
+                f"annotator {post_edit.annotator!r} edits item {post_edit.external_id!r} twice "
+                f"(first at {first.file}, line {first.line})",
+                post_edit.origin,
+                "annotator",
+            )
+
+
+def check_design(plan: ImportPlan) -> None:
+    """Outputs are text under valid names; highlight spans lie inside the output they are over."""
+    for row in plan.items:
+        for name, text in row.outputs.items():
+            output_name(name, origin=row.origin, field="outputs")
+            if not isinstance(text, str):
+                raise fail("an output must be text", row.origin, f"outputs.{name}")
+        for name, spans in list(row.highlights.items()):
+            shown_text = row.outputs.get(name)
+            if shown_text is None:
+                has = ", ".join(map(repr, row.outputs)) or "none"
+                raise fail(
+                    f"highlights over the output {name!r}, which this item does not have (its outputs: {has})",
+                    row.origin,
+                    f"highlights.{name}",
+                )
+            try:
+                parsed = parse_spans(spans, shown_text, where=f"highlights.{name}")
+            except DesignError as exc:
+                place, _, problem = str(exc).partition(": ")
+                raise fail(problem, row.origin, place) from None
+            row.highlights[name] = [list(span) for span in parsed]
+
+
+class _Endings:
+    """Counts the line endings normalized in one import."""
+
+    def __init__(self) -> None:
+        self.crlf = 0
+        self.cr = 0
+        self.texts = 0
+
+    def text(self, value: str) -> str:
+        normalized, crlf, cr = normalize_line_endings(value)
+        if crlf or cr:
+            self.crlf, self.cr, self.texts = self.crlf + crlf, self.cr + cr, self.texts + 1
+        return normalized
+
+    def texts_in(self, values: list) -> list:
+        return [self.text(value) if isinstance(value, str) else value for value in values]
+
+
+def normalize_plan_line_endings(plan: ImportPlan) -> str | None:
+    """Every CRLF and lone CR of the texts becomes LF, as a browser's textarea gives them (a CR left
+    in would be an edit nobody typed); highlight spans move with the text they lie over, and an
+    imported post-edit keeps in origin_detail how many line endings it had of each kind. Returns the
+    report's note of what changed (None: nothing did)."""
+    endings = _Endings()
+    for row in plan.items:
+        for name in ("model_output", "source", "instruction"):
+            setattr(row, name, endings.text(getattr(row, name)))
+        for name, text in list(row.outputs.items()):
+            removed = removed_before(text)
+            row.outputs[name] = endings.text(text)
+            if removed and name in row.highlights:
+                row.highlights[name] = [
+                    [start - bisect_left(removed, start), end - bisect_left(removed, end), *rest]
+                    for start, end, *rest in row.highlights[name]
+                ]
+        row.references = endings.texts_in(row.references)
+        row.gold_edits = endings.texts_in(row.gold_edits)
+        row.start_texts = {key: (endings.text(text), at) for key, (text, at) in row.start_texts.items()}
+    for post_edit in plan.post_edits:
+        normalized, crlf, cr = normalize_line_endings(post_edit.text)
+        if crlf or cr:
+            post_edit.line_endings = {"crlf": crlf, "cr": cr}
+            endings.crlf, endings.cr, endings.texts = endings.crlf + crlf, endings.cr + cr, endings.texts + 1
+        post_edit.text = normalized
+    if not endings.texts:
+        return None
+    return f"line endings normalized to LF in {endings.texts:,} text(s): {endings.crlf:,} CRLF, {endings.cr:,} CR"
+
+
+def check_text_sizes(plan: ImportPlan) -> None:
+    """Every text the editor would edit fits the editor's limit (editlab/limits.py)."""
+    limit = settings.EDITLAB_TEXT_MAX_BYTES
+    for row in plan.items:
+        texts = [("model_output", row.model_output), *((f"outputs.{n}", t) for n, t in row.outputs.items())]
+        for name, text in texts:
+            problem = limits.text_size_problem(text, limit=limit)
+            if problem:
+                raise fail(problem, row.origin, name)
+    for post_edit in plan.post_edits:
+        problem = limits.text_size_problem(post_edit.text, limit=limit)
+        if problem:
+            raise fail(problem, post_edit.origin, "text")
