@@ -87,7 +87,9 @@ class FakeServer:
                 server._handle(self)
 
         self._httpd = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm", daemon=True
+        )
         self._thread.start()
         return self
 

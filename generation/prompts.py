@@ -151,7 +151,7 @@ def item_fields(item: Any, *, answer: str | None = None) -> dict[str, str]:
     references = "\n\n".join(ref.metric_text for ref in references_shown(getattr(item, "references", None)))
     source = str(getattr(item, "source", "") or "")
     model_output = str(getattr(item, "model_output", "") or "")
-    instruction = item.effective_instruction() if hasattr(item, "effective_instruction") else ""
+    instruction = getattr(item, "effective_instruction", "")
     return {
         "source": source,
         "question": source,
