@@ -44,6 +44,7 @@ def default_answer(body: dict[str, Any]) -> str:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    allow_reuse_address = True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that hung up (the timeout fault) is no news
@@ -61,7 +62,9 @@ class FakeServer:
         timeout_s: float = 2.0,
         huge_chars: int = 3_000_000,
         model_name: str = "fake-model-1",
+        port: int = 0,
     ) -> None:
+        self.bind_port = port
         self.latency_s, self.answer, self.retry_after_s = latency_s, answer, retry_after_s
         self.faults = list(faults or [])
         self.fault_for = fault_for
@@ -86,7 +89,8 @@ class FakeServer:
             def do_POST(self) -> None:  # noqa: N802
                 server._handle(self)
 
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = _Server(("127.0.0.1", self.bind_port), Handler)
+        self.bind_port = int(self._httpd.server_address[1])  # the same port after a restart
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-llm", daemon=True
         )
@@ -109,8 +113,7 @@ class FakeServer:
 
     @property
     def port(self) -> int:
-        assert self._httpd is not None
-        return int(self._httpd.server_address[1])
+        return self.bind_port
 
     @property
     def base_url(self) -> str:
