@@ -22,7 +22,9 @@ _POLL_S = 0.2
 
 def add_common(parser: CommandParser) -> None:
     parser.add_argument("--project", required=True, help="Project name.")
-    parser.add_argument("--endpoint", required=True, help="Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument(
+        "--endpoint", required=True, help="Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:8000/v1"
+    )
     parser.add_argument("--model", required=True, help="Model name as the server knows it.")
     parser.add_argument("--temperature", type=float, default=None)
     parser.add_argument("--max-tokens", type=int, default=None)
@@ -30,7 +32,9 @@ def add_common(parser: CommandParser) -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="Seconds per call (default 60).")
     parser.add_argument("--concurrency", type=int, default=1, help="Calls in flight at once per worker (default 1).")
     parser.add_argument(
-        "--max-prompt-chars", type=int, default=PROMPT_MAX_CHARS_DEFAULT,
+        "--max-prompt-chars",
+        type=int,
+        default=PROMPT_MAX_CHARS_DEFAULT,
         help=f"Refuse a rendered prompt longer than this, before any call (default {PROMPT_MAX_CHARS_DEFAULT:,}).",
     )
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE", help="A template variable.")

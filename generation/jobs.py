@@ -90,8 +90,14 @@ def generation_run_enqueue(run: GenerationRun) -> bool:
     with transaction.atomic():
         run.chunks.all().delete()
         GenerationRun.objects.filter(pk=run.pk).update(
-            status=GenerationRun.QUEUED, error="", started=None, finished=None, heartbeat=None, planned=None,
-            planner=None, task_id="",
+            status=GenerationRun.QUEUED,
+            error="",
+            started=None,
+            finished=None,
+            heartbeat=None,
+            planned=None,
+            planner=None,
+            task_id="",
         )
     # Outside a transaction, as metrics.jobs does: the run is committed before a worker looks for it (and
     # the immediate backend, which runs the whole run here, holds no transaction open meanwhile).
@@ -129,9 +135,11 @@ def generation_run_plan(*, run_id: int, worker: TaskWorker | None) -> dict | Non
         todo, total = _items_todo(run)
         size = max(CHUNK_ITEMS, 4 * run.concurrency)
         with transaction.atomic():
-            if not GenerationRun.objects.select_for_update().filter(
-                pk=run.pk, status=GenerationRun.RUNNING, planner=worker, planned__isnull=True
-            ).exists():
+            if (
+                not GenerationRun.objects.select_for_update()
+                .filter(pk=run.pk, status=GenerationRun.RUNNING, planner=worker, planned__isnull=True)
+                .exists()
+            ):
                 return None
             chunks = GenerationChunk.objects.bulk_create(
                 GenerationChunk(run=run, seq=seq, item_ids=todo[at : at + size], size=len(todo[at : at + size]))
@@ -181,9 +189,11 @@ def _run_fail(run_id: int, error: str) -> None:
 
 
 def _held(chunk: GenerationChunk) -> bool:
-    return GenerationChunk.objects.select_for_update().filter(
-        pk=chunk.pk, status=GenerationChunk.RUNNING, attempts=chunk.attempts
-    ).exists()
+    return (
+        GenerationChunk.objects.select_for_update()
+        .filter(pk=chunk.pk, status=GenerationChunk.RUNNING, attempts=chunk.attempts)
+        .exists()
+    )
 
 
 class _Work:
@@ -223,8 +233,15 @@ def generation_chunk_run(*, chunk_id: int, worker: TaskWorker | None) -> int | N
     now = timezone.now()
     if not GenerationChunk.objects.filter(
         pk=chunk_id, status=GenerationChunk.QUEUED, run__status=GenerationRun.RUNNING
-    ).update(status=GenerationChunk.RUNNING, attempts=F("attempts") + 1, worker=worker, claimed=now,
-             progressed=now, done=0, error=""):
+    ).update(
+        status=GenerationChunk.RUNNING,
+        attempts=F("attempts") + 1,
+        worker=worker,
+        claimed=now,
+        progressed=now,
+        done=0,
+        error="",
+    ):
         return None
     chunk = GenerationChunk.objects.select_related("run").get(pk=chunk_id)
     run = chunk.run
@@ -259,7 +276,9 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
     ready, refused = _prepare(run, items)
     stored = 0
     for item, error in refused:
-        answer = client.Answer(status=GenerationRecord.PROMPT_REFUSED, error=error, provenance={"endpoint": run.endpoint})
+        answer = client.Answer(
+            status=GenerationRecord.PROMPT_REFUSED, error=error, provenance={"endpoint": run.endpoint}
+        )
         if not _store(chunk, run, item, answer):
             return None
         stored += 1
@@ -336,9 +355,9 @@ def _chunk_finish(chunk: GenerationChunk) -> None:
 
 def _chunk_fail(chunk: GenerationChunk, error: str) -> None:
     with transaction.atomic():
-        if GenerationChunk.objects.filter(
-            pk=chunk.pk, status=GenerationChunk.RUNNING, attempts=chunk.attempts
-        ).update(status=GenerationChunk.FAILED, error=error[:5000], finished=timezone.now()):
+        if GenerationChunk.objects.filter(pk=chunk.pk, status=GenerationChunk.RUNNING, attempts=chunk.attempts).update(
+            status=GenerationChunk.FAILED, error=error[:5000], finished=timezone.now()
+        ):
             _run_fail(chunk.run_id, error)
 
 
@@ -374,7 +393,11 @@ def generation_work_reclaim(*, dead: Sequence[TaskWorker]) -> dict[str, int]:
             left = [pk for pk in chunk.item_ids if pk not in stored]
             running = GenerationRun.objects.filter(pk=chunk.run_id, status=GenerationRun.RUNNING).exists()
             GenerationChunk.objects.filter(pk=chunk.pk).update(
-                status=GenerationChunk.QUEUED, worker=None, done=0, item_ids=left, size=len(left),
+                status=GenerationChunk.QUEUED,
+                worker=None,
+                done=0,
+                item_ids=left,
+                size=len(left),
                 task_id=queue.chunk(chunk.pk)[:64] if running else "",
             )
             counts["chunks_requeued"] += 1

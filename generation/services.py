@@ -90,7 +90,8 @@ def _items_chosen(project: Project, external_ids: Sequence[str] | None) -> list[
     missing = [e for e in wanted if e not in found]
     if missing:
         raise GenerationRefused(
-            f"project {project.name!r} has no item {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+            f"project {project.name!r} has no item {missing[0]!r}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
         )
     return sorted(found[e] for e in wanted)
 
@@ -111,9 +112,7 @@ def _outputs_occupied(run: GenerationRun) -> None:
         .exclude(pk=run.pk)
         .first()
     )
-    made_by = (
-        f"run #{other.pk} (model {other.model!r}, other settings)" if other is not None else "an import"
-    )
+    made_by = f"run #{other.pk} (model {other.model!r}, other settings)" if other is not None else "an import"
     raise OutputOccupied(
         f"{len(taken)} item(s) of project {run.project.name!r} (e.g. {taken[0][1]!r}) already have an output "
         f"{run.name!r}, made by {made_by}; a changed setting is a new run and never overwrites: choose another "
@@ -147,9 +146,9 @@ def generation_run_start(
     if kind not in (GenerationRun.OUTPUT, GenerationRun.SIMULATION):
         raise GenerationRefused(f"unknown kind of run {kind!r}")
     what = "--system" if kind == GenerationRun.OUTPUT else "--scenario"
-    if not isinstance(name, str) or not name.strip() or len(name) > SCENARIO_MAX:
+    if not name.strip() or len(name) > SCENARIO_MAX:
         raise GenerationRefused(f"{what} must be a name of 1 to {SCENARIO_MAX} characters")
-    if not isinstance(model, str) or not model.strip() or len(model) > 255:
+    if not model.strip() or len(model) > 255:
         raise GenerationRefused("--model must be a model name of 1 to 255 characters")
     endpoint = client.endpoint_check(endpoint)
     _check_number("--temperature", temperature, low=0, high=TEMPERATURE_MAX)

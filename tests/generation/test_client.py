@@ -11,8 +11,14 @@ FAST = client.RetryPolicy(attempts=3, backoff_s=0.01, retry_after_max_s=1.0)
 
 
 def request(**kw) -> client.ChatRequest:
-    base = dict(model="m-requested", messages=[{"role": "user", "content": "hello"}], temperature=0.3, seed=7,
-                max_tokens=50, timeout_s=2.0)
+    base = dict(
+        model="m-requested",
+        messages=[{"role": "user", "content": "hello"}],
+        temperature=0.3,
+        seed=7,
+        max_tokens=50,
+        timeout_s=2.0,
+    )
     return client.ChatRequest(**(base | kw))
 
 
@@ -78,8 +84,12 @@ def test_a_passing_fault_is_retried(fault):
 
 @pytest.mark.parametrize(
     ("fault", "says"),
-    [("500", "HTTP 500"), ("malformed", "unreadable answer"), ("truncated", "connection failed"),
-     ("close", "connection failed")],
+    [
+        ("500", "HTTP 500"),
+        ("malformed", "unreadable answer"),
+        ("truncated", "connection failed"),
+        ("close", "connection failed"),
+    ],
 )
 def test_a_lasting_fault_fails_after_the_bounded_attempts(server, fault, says):
     answer = call(server, [fault] * 5)

@@ -16,8 +16,23 @@ from tests.factories import ItemFactory
 def generate(server, prompt_file, *extra, system="llm-a") -> str:
     out = StringIO()
     call_command(
-        "generate_outputs", "--project", "gen", "--system", system, "--endpoint", server.base_url,
-        "--model", "m1", "--prompt", str(prompt_file), "--seed", "1", "--temperature", "0", *extra, stdout=out,
+        "generate_outputs",
+        "--project",
+        "gen",
+        "--system",
+        system,
+        "--endpoint",
+        server.base_url,
+        "--model",
+        "m1",
+        "--prompt",
+        str(prompt_file),
+        "--seed",
+        "1",
+        "--temperature",
+        "0",
+        *extra,
+        stdout=out,
     )
     return out.getvalue()
 
@@ -63,8 +78,22 @@ def test_a_changed_setting_is_a_new_run_and_never_overwrites(project, server, pr
     generate(server, prompt_file)
     before = outputs(project)
     with pytest.raises(CommandError, match=r"5 item\(s\) .* already have an output 'llm-a', made by run #\d+"):
-        call_command("generate_outputs", "--project", "gen", "--system", "llm-a", "--endpoint", server.base_url,
-                     "--model", "m1", "--prompt", str(prompt_file), "--seed", "2", stdout=StringIO())
+        call_command(
+            "generate_outputs",
+            "--project",
+            "gen",
+            "--system",
+            "llm-a",
+            "--endpoint",
+            server.base_url,
+            "--model",
+            "m1",
+            "--prompt",
+            str(prompt_file),
+            "--seed",
+            "2",
+            stdout=StringIO(),
+        )
     assert outputs(project) == before and GenerationRun.objects.count() == 1
     generate(server, prompt_file, "--seed", "2", system="llm-b")
     assert GenerationRun.objects.count() == 2
@@ -150,16 +179,30 @@ def test_a_template_with_an_unknown_field_is_refused_naming_it(project, server, 
 )
 def test_a_bad_endpoint_is_refused(project, prompt_file, endpoint, says):
     with pytest.raises(CommandError, match=says) as refused:
-        call_command("generate_outputs", "--project", "gen", "--system", "s", "--endpoint", endpoint, "--model", "m",
-                     "--prompt", str(prompt_file), stdout=StringIO())
+        call_command(
+            "generate_outputs",
+            "--project",
+            "gen",
+            "--system",
+            "s",
+            "--endpoint",
+            endpoint,
+            "--model",
+            "m",
+            "--prompt",
+            str(prompt_file),
+            stdout=StringIO(),
+        )
     assert "secret" not in str(refused.value)
 
 
 @pytest.mark.parametrize(
     ("option", "says"),
-    [(["--temperature", "5"], "--temperature must lie between 0 and 2"),
-     (["--concurrency", "0"], "--concurrency must lie between 1"),
-     (["--max-tokens", "0"], "--max-tokens must lie between 1")],
+    [
+        (["--temperature", "5"], "--temperature must lie between 0 and 2"),
+        (["--concurrency", "0"], "--concurrency must lie between 1"),
+        (["--max-tokens", "0"], "--max-tokens must lie between 1"),
+    ],
 )
 def test_bad_parameters_are_refused(project, server, prompt_file, option, says):
     with pytest.raises(CommandError, match=says):

@@ -33,8 +33,10 @@ def test_fields_come_from_the_item(item):
     values = item_fields(item)
     assert values["question"] == values["source"] == "What is a ledger?"
     assert values["instruction"] == "Answer as an accountant."
-    assert values["references"] == values["knowledge"] == (
-        "Ledgers record transactions.\n\nGlossary\nLedger: the book of accounts."
+    assert (
+        values["references"]
+        == values["knowledge"]
+        == ("Ledgers record transactions.\n\nGlossary\nLedger: the book of accounts.")
     )
     assert values["answer"] == values["model_output"] == "A book."
     assert item_fields(item, answer="Another text.")["answer"] == "Another text."
@@ -110,8 +112,9 @@ class Plain:
 @given(
     template=st.text(max_size=200),
     source=st.text(max_size=100),
-    refs=st.lists(st.one_of(st.text(max_size=50), st.dictionaries(st.text(max_size=5), st.text(max_size=20))),
-                  max_size=3),
+    refs=st.lists(
+        st.one_of(st.text(max_size=50), st.dictionaries(st.text(max_size=5), st.text(max_size=20))), max_size=3
+    ),
     limit=st.integers(min_value=1, max_value=500),
 )
 def test_rendering_raises_nothing_but_a_refusal(template, source, refs, limit):

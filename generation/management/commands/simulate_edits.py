@@ -19,7 +19,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument(
-            "--scenario", required=True,
+            "--scenario",
+            required=True,
             help=f"{', '.join(SCENARIOS)} (the shipped prompts in generation/prompts/) or a template FILE.",
         )
         parser.add_argument("--name", default="", help="The scenario's name for a FILE (default: the file's stem).")
