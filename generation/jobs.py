@@ -40,7 +40,8 @@ from metrics.models import TaskWorker
 
 logger = logging.getLogger(__name__)
 
-CHUNK_ITEMS = 50  # items per chunk at least; 4 x the concurrency when that is more
+CHUNK_ITEMS = 50  # items per chunk at least; CHUNK_PER_THREAD x the concurrency when that is more
+CHUNK_PER_THREAD = 4
 BREAKER_FAILURES = 8  # failed calls in a row (after their retries) that stop a chunk: the endpoint is down
 RETRY = client.RetryPolicy()
 _INTERRUPTED = (SystemExit, KeyboardInterrupt)
@@ -133,7 +134,7 @@ def generation_run_plan(*, run_id: int, worker: TaskWorker | None) -> dict | Non
     fans_out = queue.fans_out()
     try:
         todo, total = _items_todo(run)
-        size = max(CHUNK_ITEMS, 4 * run.concurrency)
+        size = max(CHUNK_ITEMS, CHUNK_PER_THREAD * run.concurrency)
         with transaction.atomic():
             if (
                 not GenerationRun.objects.select_for_update()
@@ -272,7 +273,14 @@ def _store(chunk: GenerationChunk, run: GenerationRun, item: Item, answer: clien
 
 
 def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
-    items = list(Item.objects.filter(pk__in=chunk.item_ids).select_related("project").order_by("position", "id"))
+    # A chunk claimed again (its worker stopped or died) skips what an earlier claim stored.
+    answered = GenerationRecord.objects.filter(run=run, item_id__in=chunk.item_ids, status__in=GenerationRecord.FINAL)
+    items = list(
+        Item.objects.filter(pk__in=chunk.item_ids)
+        .exclude(pk__in=answered.values("item_id"))
+        .select_related("project")
+        .order_by("position", "id")
+    )
     ready, refused = _prepare(run, items)
     stored = 0
     for item, error in refused:

@@ -29,8 +29,21 @@ def scenario_file(tmp_path):
 def simulate(server, path, *extra) -> str:
     out = StringIO()
     call_command(
-        "simulate_edits", "--project", "gen", "--scenario", str(path), "--endpoint", server.base_url,
-        "--model", "m1", "--seed", "3", "--var", "domain=accounting", *extra, stdout=out,
+        "simulate_edits",
+        "--project",
+        "gen",
+        "--scenario",
+        str(path),
+        "--endpoint",
+        server.base_url,
+        "--model",
+        "m1",
+        "--seed",
+        "3",
+        "--var",
+        "domain=accounting",
+        *extra,
+        stdout=out,
     )
     return out.getvalue()
 
