@@ -7,8 +7,8 @@ from django_tasks import task, task_backends
 
 from editlab.task_backends import runs_in_this_process
 from generation import jobs
-from metrics.jobs import JobQueue
 from metrics import workers
+from metrics.jobs import JobQueue
 from metrics.workers import this_worker
 
 

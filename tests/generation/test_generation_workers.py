@@ -131,6 +131,8 @@ def test_a_lost_claim_stores_nothing(database_backend, project, server, monkeypa
     monkeypatch.setattr(jobs, "_store", claim_taken)
     work("--max-tasks", "1")
     assert GenerationRecord.objects.count() == 0 and not any(generated().values())
+    run.refresh_from_db()
+    assert (run.status, run.done) == ("running", 0)
 
 
 def test_queued_chunks_whose_task_is_gone_get_a_new_one(database_backend, project, server):
