@@ -82,6 +82,7 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            wbufsize = 1 << 16  # headers and body in one send (no Nagle / delayed-ACK stall between them)
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
@@ -204,3 +205,23 @@ class FakeServer:
             ],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
+
+
+def main() -> None:
+    """python -m generation.fakeserver --port P [--latency S]: serve until interrupted (the benchmark)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.2, help="Seconds before each answer.")
+    args = parser.parse_args()
+    server = FakeServer(latency_s=args.latency, port=args.port).start()
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -260,14 +260,20 @@ def generation_chunk_run(*, chunk_id: int, worker: TaskWorker | None) -> int | N
         raise
 
 
-def _store(chunk: GenerationChunk, run: GenerationRun, item: Item, answer: client.Answer, **kw) -> bool:
-    """Store one answer if the claim holds; False when it is lost."""
+def _store(chunk: GenerationChunk, run: GenerationRun, answers: list[tuple[_Work | Item, client.Answer]]) -> bool:
+    """Store answers in one transaction if the claim holds; False when it is lost."""
     with transaction.atomic():
         if not _held(chunk):
             return False
-        generation_record_store(run=run, item=item, answer=answer, **kw)
+        for work, answer in answers:
+            if isinstance(work, _Work):
+                generation_record_store(
+                    run=run, item=work.item, answer=answer, prompt_sha256=work.sha, start_text=work.start_text
+                )
+            else:
+                generation_record_store(run=run, item=work, answer=answer)
         now = timezone.now()
-        GenerationChunk.objects.filter(pk=chunk.pk).update(done=F("done") + 1, progressed=now)
+        GenerationChunk.objects.filter(pk=chunk.pk).update(done=F("done") + len(answers), progressed=now)
         GenerationRun.objects.filter(pk=run.pk).update(heartbeat=now)
     return True
 
@@ -282,14 +288,14 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
         .order_by("position", "id")
     )
     ready, refused = _prepare(run, items)
-    stored = 0
-    for item, error in refused:
-        answer = client.Answer(
-            status=GenerationRecord.PROMPT_REFUSED, error=error, provenance={"endpoint": run.endpoint}
-        )
-        if not _store(chunk, run, item, answer):
+    if refused:
+        answers = [
+            (item, client.Answer(status=GenerationRecord.PROMPT_REFUSED, error=error, provenance={"endpoint": run.endpoint}))
+            for item, error in refused
+        ]
+        if not _store(chunk, run, answers):
             return None
-        stored += 1
+    stored = len(refused)
     api = client.make_client(run.endpoint, api_key=_api_key(), timeout_s=float(run.params.get("timeout_s") or 60))
     request_params = {
         "model": run.model,
@@ -303,29 +309,32 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
     pending = list(reversed(ready))
     running: dict[Future, _Work] = {}
     pool = ThreadPoolExecutor(max_workers=run.concurrency, thread_name_prefix=f"gen-{run.pk}")
+
+    def refill() -> None:
+        while pending and not broken and len(running) < run.concurrency:
+            work = pending.pop()
+            request = client.ChatRequest(messages=work.messages, **request_params)
+            running[pool.submit(client.chat_complete, api, request, retry=RETRY)] = work
+
     try:
         while pending or running:
-            while pending and not broken and len(running) < run.concurrency:
-                work = pending.pop()
-                request = client.ChatRequest(messages=work.messages, **request_params)
-                running[pool.submit(client.chat_complete, api, request, retry=RETRY)] = work
+            refill()
             if not running:
                 break
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in finished:
-                work = running.pop(future)
-                answer = future.result()
+            answers = [(running.pop(future), future.result()) for future in finished]
+            for work, answer in answers:
                 failures_in_a_row = failures_in_a_row + 1 if answer.status == client.FAILED else 0
                 if failures_in_a_row >= BREAKER_FAILURES and not broken:
                     broken = (
                         f"{failures_in_a_row} calls in a row failed, the last: {answer.error}; the run stopped "
                         f"calling {run.endpoint}. Run the same command again to resume: answered items are kept"
                     )
-                if not _store(chunk, run, work.item, answer, prompt_sha256=work.sha, start_text=work.start_text):
-                    logger.warning("chunk %s of generation run %s: claim lost", chunk.seq, run.pk)
-                    return None
-                stored += 1
-            close_old_connections()
+            refill()  # the next calls go out while these answers are stored
+            if not _store(chunk, run, list(answers)):
+                logger.warning("chunk %s of generation run %s: claim lost", chunk.seq, run.pk)
+                return None
+            stored += len(answers)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         api.close()
