@@ -34,7 +34,7 @@ from editlab.refusals import Refusal
 from generation import client
 from generation.models import GenerationChunk, GenerationRecord, GenerationRun
 from generation.prompts import item_fields, prompt_render, prompt_sha256, template_parse
-from generation.services import generation_record_store
+from generation.services import Answered, generation_records_store
 from metrics.jobs import JobQueue
 from metrics.models import TaskWorker
 
@@ -260,20 +260,14 @@ def generation_chunk_run(*, chunk_id: int, worker: TaskWorker | None) -> int | N
         raise
 
 
-def _store(chunk: GenerationChunk, run: GenerationRun, answers: list[tuple[_Work | Item, client.Answer]]) -> bool:
+def _store(chunk: GenerationChunk, run: GenerationRun, answered: list[Answered]) -> bool:
     """Store answers in one transaction if the claim holds; False when it is lost."""
     with transaction.atomic():
         if not _held(chunk):
             return False
-        for work, answer in answers:
-            if isinstance(work, _Work):
-                generation_record_store(
-                    run=run, item=work.item, answer=answer, prompt_sha256=work.sha, start_text=work.start_text
-                )
-            else:
-                generation_record_store(run=run, item=work, answer=answer)
+        generation_records_store(run=run, answered=answered)
         now = timezone.now()
-        GenerationChunk.objects.filter(pk=chunk.pk).update(done=F("done") + len(answers), progressed=now)
+        GenerationChunk.objects.filter(pk=chunk.pk).update(done=F("done") + len(answered), progressed=now)
         GenerationRun.objects.filter(pk=run.pk).update(heartbeat=now)
     return True
 
@@ -289,11 +283,16 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
     )
     ready, refused = _prepare(run, items)
     if refused:
-        answers = [
-            (item, client.Answer(status=GenerationRecord.PROMPT_REFUSED, error=error, provenance={"endpoint": run.endpoint}))
+        refusals = [
+            Answered(
+                item,
+                client.Answer(
+                    status=GenerationRecord.PROMPT_REFUSED, error=error, provenance={"endpoint": run.endpoint}
+                ),
+            )
             for item, error in refused
         ]
-        if not _store(chunk, run, answers):
+        if not _store(chunk, run, refusals):
             return None
     stored = len(refused)
     api = client.make_client(run.endpoint, api_key=_api_key(), timeout_s=float(run.params.get("timeout_s") or 60))
@@ -323,7 +322,7 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
                 break
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
             answers = [(running.pop(future), future.result()) for future in finished]
-            for work, answer in answers:
+            for _work, answer in answers:
                 failures_in_a_row = failures_in_a_row + 1 if answer.status == client.FAILED else 0
                 if failures_in_a_row >= BREAKER_FAILURES and not broken:
                     broken = (
@@ -331,7 +330,7 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
                         f"calling {run.endpoint}. Run the same command again to resume: answered items are kept"
                     )
             refill()  # the next calls go out while these answers are stored
-            if not _store(chunk, run, list(answers)):
+            if not _store(chunk, run, [Answered(w.item, a, w.sha, w.start_text) for w, a in answers]):
                 logger.warning("chunk %s of generation run %s: claim lost", chunk.seq, run.pk)
                 return None
             stored += len(answers)

@@ -3,8 +3,8 @@
 `generation_run_start` checks every setting (endpoint, template, parameters, items), and finds or makes
 the run of that setting: the same setting asked again resumes its run (what it answered is kept and
 skipped), a changed setting is a new run. A new run that would write an output name other texts
-already fill (imported, or another run's) is refused: nothing is overwritten. `generation_record_store`
-stores one item's answer where the run puts it: `Item.outputs[name]`, or a synthetic edit
+already fill (imported, or another run's) is refused: nothing is overwritten. `generation_records_store`
+stores answers where the run puts them: `Item.outputs[name]`, or a synthetic edit
 (annotations.services.simulated) for a simulation.
 """
 
@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -209,76 +210,105 @@ def generation_run_start(
 # ------------------------------------------------------------------------------------ storing
 
 
-def _store_output(run: GenerationRun, item_id: int, text: str) -> tuple[str, str]:
-    item = Item.objects.select_for_update().only("pk", "outputs").get(pk=item_id)
-    outputs = item.outputs if isinstance(item.outputs, dict) else {}
-    held = outputs.get(run.name)
-    if held is not None and held != text:
-        return GenerationRecord.CONFLICT, f"outputs[{run.name!r}] holds another text; nothing is overwritten"
-    if held is None:
-        item.outputs = {**outputs, run.name: text}
-        item.save(update_fields=["outputs"])
-    return GenerationRecord.GENERATED, ""
+@dataclass(frozen=True)
+class Answered:
+    """One item's answer as a chunk hands it over to be stored."""
+
+    item: Item
+    answer: client.Answer
+    prompt_sha256: str = ""
+    start_text: str | None = None  # a simulation's text to edit when it is not the model output
 
 
-def generation_record_store(
-    *, run: GenerationRun, item: Item, answer: client.Answer, prompt_sha256: str = "", start_text: str | None = None
-) -> GenerationRecord:
-    """Store one item's answer (inside the caller's transaction, which holds the chunk's claim): its
-    record, and the text where the run puts it; counts and tokens added to the run."""
-    status = {
-        client.OK: GenerationRecord.GENERATED,
-        client.EMPTY: GenerationRecord.EMPTY,
-        client.REFUSAL: GenerationRecord.MODEL_REFUSED,
-        client.FAILED: GenerationRecord.FAILED,
-    }.get(answer.status, answer.status)
-    error, text, post_edit = answer.error, answer.text, None
-    if status == GenerationRecord.GENERATED:
-        problem = limits.text_size_problem(text, limit=settings.EDITLAB_TEXT_MAX_BYTES)
-        if problem:
-            status, error = GenerationRecord.TOO_LONG, f"the answer was refused, not truncated: {problem}"
-    provenance = {**answer.provenance, "run": run.pk, "template": run.template_name, "prompt_sha256": prompt_sha256}
+_STATUS = {
+    client.OK: GenerationRecord.GENERATED,
+    client.EMPTY: GenerationRecord.EMPTY,
+    client.REFUSAL: GenerationRecord.MODEL_REFUSED,
+    client.FAILED: GenerationRecord.FAILED,
+}
+_KEEPS_TEXT = (GenerationRecord.GENERATED, GenerationRecord.TOO_LONG)
+
+
+def _store_simulated(run: GenerationRun, one: Answered, provenance: dict[str, Any]):
+    try:
+        post_edit = post_edit_create_simulated(
+            item=one.item,
+            scenario=run.name,
+            text=one.answer.text,
+            provenance={"settings": run_settings(run), **provenance},
+            start_text=one.start_text,
+        )
+    except SimulatedTextTooLong as exc:
+        return GenerationRecord.TOO_LONG, str(exc), None
+    except SimulatedEditRefused as exc:
+        return GenerationRecord.CONFLICT, str(exc), None
+    return GenerationRecord.GENERATED, "", post_edit
+
+
+def generation_records_store(*, run: GenerationRun, answered: Sequence[Answered]) -> list[GenerationRecord]:
+    """Store some items' answers in one transaction (the caller's, which holds the chunk's claim): a record
+    each, the texts where the run puts them (Item.outputs[name], never over another text, or a synthetic
+    edit), and the counts and tokens added to the run. An answer over the text limit is stored as refused."""
+    records: list[GenerationRecord] = []
+    counts = {"generated": 0, "failed": 0, "refused": 0}
+    tokens = {"prompt_tokens": 0, "completion_tokens": 0}
     with transaction.atomic():
-        if status == GenerationRecord.GENERATED and run.kind == GenerationRun.OUTPUT:
-            status, error = _store_output(run, item.pk, text)
-        elif status == GenerationRecord.GENERATED:
-            try:
-                post_edit = post_edit_create_simulated(
-                    item=item,
-                    scenario=run.name,
-                    text=text,
-                    provenance={"settings": run_settings(run), **provenance},
-                    start_text=start_text,
-                )
-            except SimulatedTextTooLong as exc:
-                status, error = GenerationRecord.TOO_LONG, str(exc)
-            except SimulatedEditRefused as exc:
-                status, error = GenerationRecord.CONFLICT, str(exc)
-        usage = answer.provenance.get("usage") or {}
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        completion_tokens = int(usage.get("completion_tokens") or 0)
-        record, _ = GenerationRecord.objects.update_or_create(
-            run=run,
-            item=item,
-            defaults={
-                "status": status,
-                "text": text if status in (GenerationRecord.GENERATED, GenerationRecord.TOO_LONG) else "",
-                "error": error[:5000],
-                "provenance": provenance,
-                "prompt_sha256": prompt_sha256,
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "post_edit": post_edit,
-            },
-        )
-        counter = {
-            GenerationRecord.GENERATED: "generated",
-            GenerationRecord.FAILED: "failed",
-        }.get(status, "refused")
+        locked: dict[int, Item] = {}
+        if run.kind == GenerationRun.OUTPUT:
+            ids = [one.item.pk for one in answered if one.answer.status == client.OK]
+            locked = {i.pk: i for i in Item.objects.select_for_update().filter(pk__in=ids).only("pk", "outputs")}
+        changed: list[Item] = []
+        for one in answered:
+            answer = one.answer
+            status, error, text, post_edit = _STATUS.get(answer.status, answer.status), answer.error, answer.text, None
+            if status == GenerationRecord.GENERATED:
+                problem = limits.text_size_problem(text, limit=settings.EDITLAB_TEXT_MAX_BYTES)
+                if problem:
+                    status, error = GenerationRecord.TOO_LONG, f"the answer was refused, not truncated: {problem}"
+            provenance = {
+                **answer.provenance,
+                "run": run.pk,
+                "template": run.template_name,
+                "prompt_sha256": one.prompt_sha256,
+            }
+            if status == GenerationRecord.GENERATED and run.kind == GenerationRun.OUTPUT:
+                item = locked[one.item.pk]
+                outputs = item.outputs if isinstance(item.outputs, dict) else {}
+                held = outputs.get(run.name)
+                if held is None:
+                    item.outputs = {**outputs, run.name: text}
+                    changed.append(item)
+                elif held != text:
+                    status = GenerationRecord.CONFLICT
+                    error = f"outputs[{run.name!r}] holds another text; nothing is overwritten"
+            elif status == GenerationRecord.GENERATED:
+                status, error, post_edit = _store_simulated(run, one, provenance)
+            usage = answer.provenance.get("usage") or {}
+            record = GenerationRecord(
+                run=run,
+                item=one.item,
+                status=status,
+                text=text if status in _KEEPS_TEXT else "",
+                error=error[:5000],
+                provenance=provenance,
+                prompt_sha256=one.prompt_sha256,
+                prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                completion_tokens=int(usage.get("completion_tokens") or 0),
+                post_edit=post_edit,
+            )
+            records.append(record)
+            counts[
+                {GenerationRecord.GENERATED: "generated", GenerationRecord.FAILED: "failed"}.get(status, "refused")
+            ] += 1
+            tokens["prompt_tokens"] += record.prompt_tokens
+            tokens["completion_tokens"] += record.completion_tokens
+        if changed:
+            Item.objects.bulk_update(changed, ["outputs"])
+        # A failed call's record (tried again now) gives way to the new one.
+        GenerationRecord.objects.filter(run=run, item__in=[one.item.pk for one in answered]).delete()
+        GenerationRecord.objects.bulk_create(records)
         GenerationRun.objects.filter(pk=run.pk).update(
-            done=F("done") + 1,
-            prompt_tokens=F("prompt_tokens") + prompt_tokens,
-            completion_tokens=F("completion_tokens") + completion_tokens,
-            **{counter: F(counter) + 1},
+            done=F("done") + len(records),
+            **{name: F(name) + n for name, n in (counts | tokens).items() if n},
         )
-    return record
+    return records

