@@ -19,11 +19,13 @@ metrics.jobs.JobQueue is the shape of the engine's entry points; generation.task
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 
+import openai
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -62,6 +64,13 @@ def _the_queue() -> JobQueue:
 
 def _api_key() -> str:
     return settings.EDITLAB_LLM_API_KEY
+
+
+@functools.lru_cache(maxsize=16)
+def _client(endpoint: str, api_key: str, timeout_s: float) -> openai.OpenAI:
+    """One client per endpoint in a process, shared by its chunks and their threads (the official client is
+    thread-safe): its connection pool and TLS context are made once, not per chunk."""
+    return client.make_client(endpoint, api_key=api_key, timeout_s=timeout_s)
 
 
 # ------------------------------------------------------------------------------------- starting
@@ -295,7 +304,7 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
         if not _store(chunk, run, refusals):
             return None
     stored = len(refused)
-    api = client.make_client(run.endpoint, api_key=_api_key(), timeout_s=float(run.params.get("timeout_s") or 60))
+    api = _client(run.endpoint, _api_key(), float(run.params.get("timeout_s") or 60))
     request_params = {
         "model": run.model,
         "temperature": run.params.get("temperature"),
@@ -336,7 +345,6 @@ def _chunk_answer(chunk: GenerationChunk, run: GenerationRun) -> int | None:
             stored += len(answers)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-        api.close()
     if broken:
         _chunk_fail(chunk, broken)
         return stored
