@@ -6,7 +6,7 @@ Registers with generation.jobs how runs and chunks are enqueued (imported by Gen
 from django_tasks import task, task_backends
 
 from editlab.task_backends import runs_in_this_process
-from generation import jobs
+from generation import jobs, reclaim
 from metrics import workers
 from metrics.jobs import JobQueue
 from metrics.workers import this_worker
@@ -39,7 +39,7 @@ def _fans_out() -> bool:
 jobs.use_queue(JobQueue(plan=_enqueue_plan, chunk=_enqueue_chunk, fans_out=_fans_out))
 workers.other_work_register(
     workers.OtherWork(
-        reclaim=lambda dead: jobs.generation_work_reclaim(dead=dead),
-        requeue_orphans=lambda live: jobs.generation_work_requeue_orphans(live_tasks=live),
+        reclaim=lambda dead: reclaim.generation_work_reclaim(dead=dead),
+        requeue_orphans=lambda live: reclaim.generation_work_requeue_orphans(live_tasks=live),
     )
 )
