@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     # Before django_tasks_db: its `db_worker` command is metrics' (the engine's worker plus a heartbeat).
     "metrics",
     "django_tasks_db",
+    "generation",
 ]
 
 MIDDLEWARE = [
@@ -258,6 +259,8 @@ _text_limit = limits.text_limit_problem(
 )
 if _text_limit:
     raise ImproperlyConfigured(_text_limit)
+# The key sent to OpenAI-compatible endpoints by generation runs (generation/); never stored or shown.
+EDITLAB_LLM_API_KEY = env_str("EDITLAB_LLM_API_KEY")
 EDITLAB_CLOCK_TOLERANCE_MS = env_int("EDITLAB_CLOCK_TOLERANCE_MS", 2000, minimum=0)
 # Login limiter (editlab/logins/services.py): failed attempts per (username, address) per minute;
 # per username from all addresses per hour (addresses the user logged in from in the last

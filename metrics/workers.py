@@ -18,6 +18,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -44,6 +45,26 @@ class WorkerLost(Exception):
 
 def this_worker() -> TaskWorker | None:
     return _this_worker
+
+
+@dataclass(frozen=True)
+class OtherWork:
+    """Work of another app on the same engine (generation runs): how the sweep cleans up after it."""
+
+    reclaim: Callable[[list[TaskWorker]], object]  # queue again what these dead workers held
+    requeue_orphans: Callable[[set[str]], object]  # new tasks for queued work whose task is gone (live task ids)
+
+
+_other_work: list[OtherWork] = []
+
+
+def other_work_register(work: OtherWork) -> None:
+    """Have every worker's sweep (db_worker) clean up after `work` too (called by the app when it is ready)."""
+    _other_work.append(work)
+
+
+def other_work() -> tuple[OtherWork, ...]:
+    return tuple(_other_work)
 
 
 # ------------------------------------------------------------------------------------ one worker

@@ -28,9 +28,14 @@ def sweep(me: TaskWorker, now: datetime) -> None:
     dead = workers.dead_workers(now=now, exclude=me)
     if dead:
         metric_work_reclaim(dead=dead)
+        for other in workers.other_work():
+            other.reclaim(dead)
         workers.task_results_fail_lost(dead=dead, now=now)
     # Queued work whose task is gone: a worker stopped between the engine's claim and the task's start.
-    metric_work_requeue_orphans(live_tasks=workers.live_task_ids())
+    live = workers.live_task_ids()
+    metric_work_requeue_orphans(live_tasks=live)
+    for other in workers.other_work():
+        other.requeue_orphans(live)
     workers.workers_prune(now=now)
 
 
