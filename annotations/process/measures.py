@@ -79,7 +79,7 @@ def pause_threshold(value: object, *, what: str = "pause threshold") -> float:
         raise MeasureNameError(f"{what} {text[:40]!r} is not a number of milliseconds") from None
     if not math.isfinite(threshold) or not 0 < threshold <= MAX_PAUSE_THRESHOLD_MS:
         raise MeasureNameError(
-            f"{what} {text[:40]!r} must be a number of milliseconds more than 0 and at most {MAX_PAUSE_THRESHOLD_MS:g}"
+            f"{what} {text[:40]!r} must be a number of milliseconds more than 0 and at most {MAX_PAUSE_THRESHOLD_MS:.0f}"
         )
     return threshold
 

@@ -8,7 +8,9 @@ order of the revision episodes (annotations/process/trace.py), numbered from 1:
   page load); the first revision of a page load has none (where the writer was is not logged).
 Characters inserted at the end of the text and those of the start text are written plain. A
 deletion of characters of several insertions is written as one bracket per piece, with the same
-index. The notation's own characters `[ ] { } |` and `\\` in the text are written with a `\\` before.
+index. Indices are written as superscript digits (Kollberg's typeset superscripts), so that a digit of
+the text never reads as one; the notation's own characters `[ ] { } |`, `\\` and superscript digits in
+the text are written with a `\\` before.
 """
 
 from collections.abc import Iterable
@@ -16,7 +18,12 @@ from collections.abc import Iterable
 from annotations.effort import LogEvent
 from annotations.process.trace import SubChange, Trace, trace_log
 
-SPECIAL = frozenset("[]{}|\\")
+SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+SPECIAL = frozenset("[]{}|\\⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _index(number: int) -> str:
+    return str(number).translate(SUPERSCRIPTS)
 
 
 class _Char:
@@ -104,18 +111,18 @@ def _render(sequence: list) -> str:
     for element in sequence:
         if isinstance(element, _Break):  # brackets close before it: the break lies after what they hold
             if open_delete:
-                out.append(f"]{open_delete}")
+                out.append(f"]{_index(open_delete)}")
             if open_insert:
-                out.append(f"}}{open_insert}")
+                out.append(f"}}{_index(open_insert)}")
             open_insert = open_delete = 0
-            out.append(f"|{element.index}")
+            out.append(f"|{_index(element.index)}")
             continue
         inserted, deleted = element.inserted, element.deleted
         if open_delete and (deleted != open_delete or inserted != open_insert):
-            out.append(f"]{open_delete}")
+            out.append(f"]{_index(open_delete)}")
             open_delete = 0
         if open_insert and inserted != open_insert:
-            out.append(f"}}{open_insert}")
+            out.append(f"}}{_index(open_insert)}")
             open_insert = 0
         if inserted and not open_insert:
             out.append("{")
@@ -125,9 +132,9 @@ def _render(sequence: list) -> str:
             open_delete = deleted
         out.append("\\" + element.unit if element.unit in SPECIAL else element.unit)
     if open_delete:
-        out.append(f"]{open_delete}")
+        out.append(f"]{_index(open_delete)}")
     if open_insert:
-        out.append(f"}}{open_insert}")
+        out.append(f"}}{_index(open_insert)}")
     joined = "".join(out)
     return joined.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
