@@ -110,8 +110,9 @@ def by_threshold(frame: pd.DataFrame, *, target: str, thresholds_ms: Sequence[fl
     names = target_family(target, thresholds_ms)
     columns = sorted(names, key=lambda name: parse_measure(name)[1] or 0.0)
     groups = [("", frame)]
-    if "condition" in frame and (frame["condition"] != "").any():
-        groups += [(str(name), rows) for name, rows in frame.groupby("condition", sort=True)]
+    if "condition" in frame:
+        conditioned = frame[frame["condition"] != ""]
+        groups += [(str(name), rows) for name, rows in conditioned.groupby("condition", sort=True)]
     rows = []
     for condition, rows_of in groups:
         measured = rows_of.dropna(subset=[target])

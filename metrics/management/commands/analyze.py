@@ -144,6 +144,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        if options["pause_thresholds"] is not None and not options["pause_thresholds"].strip():
+            raise CommandError("--pause-thresholds is empty: give thresholds in ms, 200,500,1000,2000 for one")
         if options["target"] is None:
             if not options["by_document"]:
                 raise CommandError(
