@@ -213,56 +213,59 @@ def _mean(values: Sequence[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
-def _located(trace: Trace) -> list[tuple[float | None, str, bool]]:
-    """Per action: (its gap, where the pause before it lies, whether that change starts a revision)."""
-    located: list[tuple[float | None, str, bool]] = []
-    pending: list[int] = []  # actions waiting for their page load's next change
+Step = tuple[float, str, bool, float, tuple[tuple[bool, int], ...]]
+
+
+def _steps(trace: Trace) -> list[Step]:
+    """Per action: (its gap, -1.0 for a page load's first action; where the pause before it lies;
+    whether that change starts a revision; its time; its changes as (new revision, produced))."""
+    steps: list[list] = []
+    pending: list[list] = []  # actions waiting for their page load's next change
     for action in trace.actions:
         if action.gap_ms is None:  # a new page load: the earlier ones' last moves lead to no change
-            for index in pending:
-                located[index] = (located[index][0], OTHER, False)
             pending = []
-        located.append((action.gap_ms, OTHER, False))
-        pending.append(len(located) - 1)
-        if action.changes:
+        changes = tuple((change.new_episode, change.produced) for change in action.changes)
+        step = [-1.0 if action.gap_ms is None else action.gap_ms, OTHER, False, action.t_ms, changes]
+        steps.append(step)
+        pending.append(step)
+        if changes:
             first = action.changes[0]
-            for index in pending:
-                located[index] = (located[index][0], first.location, first.new_episode)
+            for waiting in pending:
+                waiting[1], waiting[2] = first.location, first.new_episode
             pending = []
-    return located
+    return [tuple(step) for step in steps]
 
 
-def _pauses_at(trace: Trace, located: list[tuple[float | None, str, bool]], threshold: float) -> PauseMeasures:
+def _pauses_at(steps: list[Step], threshold: float) -> PauseMeasures:
     by_location = {location: [0, 0.0] for location in LOCATIONS}
     count, total = 0, 0.0
     bursts: list[tuple[bool, int, float]] = []  # (ended by a revision, characters, ms)
     chars, first_t, last_t = 0, 0.0, 0.0
-
-    def close(revision: bool) -> None:
-        nonlocal chars
-        if chars > 0:
-            bursts.append((revision, chars, last_t - first_t))
-        chars = 0
-
-    for action, (gap, location, starts_revision) in zip(trace.actions, located, strict=True):
-        if gap is None:
-            close(False)
-        elif gap >= threshold:
-            count += 1
-            total += gap
-            cell = by_location[location]
-            cell[0] += 1
-            cell[1] += gap
-            close(starts_revision)
-        for change in action.changes:
-            if change.new_episode:
-                close(True)
-            if change.produced:
+    for gap, location, starts_revision, t_ms, changes in steps:
+        if gap < 0.0 or gap >= threshold:
+            revision = False
+            if gap >= 0.0:
+                count += 1
+                total += gap
+                cell = by_location[location]
+                cell[0] += 1
+                cell[1] += gap
+                revision = starts_revision
+            if chars > 0:
+                bursts.append((revision, chars, last_t - first_t))
+            chars = 0
+        for new_revision, produced in changes:
+            if new_revision:
+                if chars > 0:
+                    bursts.append((True, chars, last_t - first_t))
+                chars = 0
+            if produced:
                 if chars <= 0:
-                    chars, first_t = 0, action.t_ms
-                chars += change.produced
-                last_t = action.t_ms
-    close(False)
+                    chars, first_t = 0, t_ms
+                chars += produced
+                last_t = t_ms
+    if chars > 0:
+        bursts.append((False, chars, last_t - first_t))
     p = [(n, ms) for revision, n, ms in bursts if not revision]
     r = [(n, ms) for revision, n, ms in bursts if revision]
     return PauseMeasures(
@@ -284,7 +287,7 @@ def _pauses_at(trace: Trace, located: list[tuple[float | None, str, bool]], thre
 def measures_of_trace(trace: Trace, *, thresholds_ms: Iterable[float] = DEFAULT_PAUSE_THRESHOLDS_MS) -> ProcessMeasures:
     intervals = tuple(action.gap_ms for action in trace.actions if action.gap_ms is not None)
     ordered = sorted(intervals)
-    located = _located(trace)
+    steps = _steps(trace)
     deletions = [change for change in trace.changes if change.deletion and change.new_episode]
     insertions = [change for change in trace.changes if not change.deletion and change.new_episode]
     return ProcessMeasures(
@@ -301,7 +304,7 @@ def measures_of_trace(trace: Trace, *, thresholds_ms: Iterable[float] = DEFAULT_
         revision_insertions=len(insertions),
         deleted_chars=sum(change.size for change in trace.changes if change.deletion),
         inserted_chars=sum(change.size for change in trace.changes if not change.deletion and change.revision),
-        pauses=tuple(_pauses_at(trace, located, threshold) for threshold in sorted(set(thresholds_ms))),
+        pauses=tuple(_pauses_at(steps, threshold) for threshold in sorted(set(thresholds_ms))),
         replay_ok=trace.replay_ok,
     )
 

@@ -100,7 +100,9 @@ def _encode(text: str) -> bytes:
 def _char_location(units: bytearray, start: int, first: str) -> str:
     """within word, between words or between sentences, from the character before `start` and the
     first inserted character."""
-    before = _decode(units[max(0, 2 * start - 2) : 2 * start]) if start else ""
+    before = (
+        chr(units[2 * start - 2] | units[2 * start - 1] << 8) if start else ""
+    )  # one unit: a lone surrogate stays one
     if before and first and _is_word_char(before) and _is_word_char(first):
         return WITHIN_WORD
     if not before or before.isspace() or first.isspace() or before in SENTENCE_ENDS:
@@ -199,7 +201,7 @@ def trace_log(start_text: str, events: Iterable[LogEvent]) -> Trace:
 def _action(page: _Page, event: LogEvent, *, keyed: bool) -> Action:
     gap = None if page.last_t is None else max(0.0, event.t_ms - page.last_t)
     page.last_t = event.t_ms if page.last_t is None else max(page.last_t, event.t_ms)
-    return Action(seq=event.seq, t_ms=event.t_ms, gap_ms=gap, keyed=keyed)
+    return Action(event.seq, event.t_ms, gap, keyed, [])
 
 
 def _sub_changes(
