@@ -20,7 +20,7 @@ from annotations.process.graph import process_graph_svg
 from annotations.replay import iter_replay, replay
 from annotations.roles import ADMIN, RESEARCHER, role_required
 
-S_NOTATION_MAX_CHANGES = 3000  # beyond, the S-notation (quadratic in the log's length) is not drawn on the page
+S_NOTATION_MAX_CHANGES = 2000  # beyond, the S-notation (quadratic in the log's length) is not drawn on the page
 PROCESS_FACTS = ("iki_median", "iki_iqr", "pause_count@1000", "p_bursts@1000", "r_bursts@1000", "revisions")
 
 

@@ -1,6 +1,7 @@
 """Speed of the process measures (annotations.process): synthetic post-edits in memory.
 
-    python -m editlab.benchmarks.process [--post-edits N] [--events E] [--workers W] [--output FILE]
+    python -m editlab.benchmarks.process [--post-edits N] [--events E] [--workers W] [--graph-only]
+                                         [--output FILE]
 
 Each synthetic post-edit is a ~150-character MT output edited as post-editors edit: typing at the
 end and inside the text (keydown, beforeinput, input), Backspace runs, arrow keys, a paste now and
@@ -8,7 +9,8 @@ then, pauses drawn from a long-tailed distribution, about E events in all. 500 d
 made once and reused in turn (every post-edit is computed in full: trace, measures at the four
 default thresholds, nothing cached). Timed: one process, then W processes (multiprocessing, the
 logs sent to the workers in chunks), for N post-edits. The S-notation is not part of it (computed
-on demand for one post-edit). Numbers go to --output between markers (re-runs replace them).
+on demand for one post-edit). Also timed: the replay page's process graph (and S-notation) of one
+20,000-event post-edit. Numbers go to --output between markers (re-runs replace them).
 """
 
 import argparse
@@ -20,7 +22,8 @@ import time
 from pathlib import Path
 
 from annotations.effort import LogEvent
-from annotations.process import DEFAULT_PAUSE_THRESHOLDS_MS, process_measures
+from annotations.process import DEFAULT_PAUSE_THRESHOLDS_MS, process_measures, s_notation_of_trace, trace_log
+from annotations.process.graph import process_graph_svg
 from editlab.benchmarks.support import result_file, write_section
 
 START, END = "<!-- benchmark:process:start -->", "<!-- benchmark:process:end -->"
@@ -86,6 +89,27 @@ def _run(span: tuple[int, int]) -> int:
     return intervals
 
 
+GRAPH_START, GRAPH_END = "<!-- benchmark:process-graph:start -->", "<!-- benchmark:process-graph:end -->"
+
+
+def run_graph(events: int = 20_000) -> list[str]:
+    """The replay page's process work for one long post-edit: trace and graph, then the S-notation."""
+    start, log = synthetic_log(1, events)
+    wall, cpu = time.perf_counter(), time.process_time()
+    trace = trace_log(start, log)
+    svg = process_graph_svg(trace)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    lines = [
+        f"- a {len(log):,}-event post-edit ({len(trace.changes):,} text changes): trace and process graph "
+        f"({len(svg) // 1024} KiB of SVG) in {wall:.2f} s ({cpu:.2f} s CPU): goal under 1 s"
+    ]
+    wall, cpu = time.perf_counter(), time.process_time()
+    s_notation_of_trace(trace)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    lines.append(f"- its S-notation: {wall:.2f} s ({cpu:.2f} s CPU; the page draws it up to 2,000 changes)")
+    return lines
+
+
 def run(post_edits: int, events: int, workers: int) -> list[str]:
     _init(events)
     lines = [
@@ -122,7 +146,13 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=300)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--output", type=Path, default=result_file("process"))
+    parser.add_argument("--graph-only", action="store_true", help="time only the replay page's process graph")
     options = parser.parse_args()
+    graph = "\n".join([GRAPH_START, "The replay page's process graph:", "", *run_graph(), GRAPH_END])
+    print(graph)
+    write_section(options.output, GRAPH_START, GRAPH_END, graph)
+    if options.graph_only:
+        return
     lines = run(options.post_edits, options.events, options.workers)
     body = "\n".join(
         [
