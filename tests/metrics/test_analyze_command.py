@@ -179,7 +179,10 @@ def test_errors_name_the_problem(study):
         run("--project", "nope", "--target", "keystrokes")
     with pytest.raises(CommandError, match="annotator 'zed' has no submitted post-edit in project 'study'"):
         run("--project", project.name, "--target", "keystrokes", "--annotators", "anna,zed")
-    with pytest.raises(CommandError, match="target 'minutes' is not one of: wall_time, active_time, keystrokes, allkeys, or a process measure"):
+    with pytest.raises(
+        CommandError,
+        match="target 'minutes' is not one of: wall_time, active_time, keystrokes, allkeys, or a process measure",
+    ):
         run("--project", project.name, "--target", "minutes")
     with pytest.raises(CommandError, match="test_size must be between 0 and 1"):
         run("--project", project.name, "--target", "keystrokes", "--test-size", "2")
