@@ -6,25 +6,36 @@ which target and variant; the analysis Settings say how (k, test size, seed, CV 
 mixed models); a baseline names the condition the others are compared with.
 """
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.http import QueryDict
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotations.design import DesignError
 from annotations.models import PostEdit, Project
-from editlab import limits
-from editlab.refusals import Refusal
+from annotations.process import DEFAULT_PAUSE_THRESHOLDS_MS
 from metrics.analysis import (
     DEFAULT_SETTINGS,
     BaselineError,
     Settings,
 )
-from metrics.analysis.conditions import CONDITION, NAME_SHOWN, pick_baseline
+from metrics.analysis.conditions import CONDITION, pick_baseline
+from metrics.analysis_fields import (  # noqa: F401
+    FLAG_CHOICES,
+    FLAG_VALUES,
+    MAX_IDLE_THRESHOLD_S,
+    ConditionNameField,
+    FlagField,
+    PauseThresholdsField,
+    SecondsField,
+    SelectionError,
+    TargetField,
+    TextField,
+    flag_parse,
+    idle_seconds,
+    process_target,
+)
 from metrics.models import MetricValue
 from metrics.selectors import (
     TARGETS,
@@ -33,11 +44,9 @@ from metrics.selectors import (
     post_edit_queryset,
 )
 
+# (FLAG_CHOICES, FLAG_VALUES, MAX_IDLE_THRESHOLD_S, FlagField, flag_parse: other modules import them from here.)
+
 ORIGINS = (PostEdit.LIVE, PostEdit.IMPORTED)
-
-
-class SelectionError(Refusal, ValueError):
-    """A selection parameter is invalid; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -51,10 +60,12 @@ class Selection:
     exclude_flagged: bool = False
     idle_threshold_s: float | None = None  # active time recomputed from the event logs at this threshold
     include_practice: bool = False  # practice items' post-edits are left out unless asked for
+    pause_thresholds_ms: tuple[float, ...] = DEFAULT_PAUSE_THRESHOLDS_MS  # a process target's thresholds
 
     @property
     def target_column(self) -> str:
-        return TARGETS[self.target]
+        """The frame's column: an effort field, or the process measure's own name (docs/process.md)."""
+        return TARGETS.get(self.target, self.target)
 
     @property
     def filters(self) -> dict:
@@ -83,6 +94,8 @@ class Selection:
             params["idle_threshold"] = f"{self.idle_threshold_s:g}"
         if self.include_practice:
             params["include_practice"] = "1"
+        if self.pause_thresholds_ms != DEFAULT_PAUSE_THRESHOLDS_MS:
+            params["pause_thresholds"] = ",".join(f"{threshold:g}" for threshold in self.pause_thresholds_ms)
         return params
 
     def describe(self) -> dict:
@@ -98,6 +111,7 @@ class Selection:
             "exclude_flagged": self.exclude_flagged,
             "idle_threshold_s": self.idle_threshold_s,
             "include_practice": self.include_practice,
+            "pause_thresholds_ms": list(self.pause_thresholds_ms),
         }
 
 
@@ -120,6 +134,7 @@ def selection_build(
     exclude_flagged: bool = False,
     idle_threshold_s: float | str | None = None,
     include_practice: bool = False,
+    pause_thresholds_ms: Sequence[float] = DEFAULT_PAUSE_THRESHOLDS_MS,
 ) -> Selection:
     """Validate the selection parameters; a SelectionError names the bad one and the choices."""
     texts = {
@@ -133,8 +148,7 @@ def selection_build(
         if text and "\x00" in text:  # PostgreSQL refuses NUL in text: say so instead of failing
             raise SelectionError(f"{name} contains a NUL character")
     target = (target or "").strip()
-    if target not in TARGETS:
-        raise SelectionError(f"target {target!r} is not one of: {', '.join(TARGETS)}")
+    process_target(target, TARGETS)
     variant = (variant or MetricValue.PLAIN).strip()
     if variant not in VARIANTS:
         raise SelectionError(f"variant {variant!r} is not one of: {', '.join(VARIANTS)}")
@@ -157,20 +171,8 @@ def selection_build(
         exclude_flagged=bool(exclude_flagged),
         idle_threshold_s=_idle_threshold(idle_threshold_s, target),
         include_practice=bool(include_practice),
+        pause_thresholds_ms=tuple(pause_thresholds_ms),
     )
-
-
-def idle_seconds(value: float | str | None) -> float | None:
-    """An idle threshold in seconds (None when not given); a SelectionError says what is wrong with it."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise SelectionError(f"idle threshold {str(value)[:40]!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or not 0 < seconds <= limits.IDLE_THRESHOLD_MAX_S:
-        raise SelectionError(f"idle threshold must be more than 0 and at most {limits.IDLE_THRESHOLD_MAX_S:g} seconds")
-    return seconds
 
 
 def _idle_threshold(value: float | str | None, target: str) -> float | None:
@@ -256,6 +258,7 @@ def analysis_request_build(*, project: Project, params: Mapping) -> tuple[Select
         exclude_flagged=params["exclude_flagged"],
         idle_threshold_s=params["idle_threshold"],
         include_practice=params["include_practice"],
+        pause_thresholds_ms=params["pause_thresholds"],
     )
     baseline = baseline_build(selection=selection, baseline=params["baseline"])
     settings = settings_build(
@@ -286,69 +289,6 @@ def settings_params(settings: Settings) -> dict[str, str]:
 
 # ------------------------------------------------------------------------ the one serializer
 
-FLAG_VALUES = {"": False, "0": False, "false": False, "off": False, "1": True, "true": True, "on": True}
-FLAG_CHOICES = "1, 0, true, false, on, off"
-
-
-def flag_parse(value: str, *, name: str, refusal: type[Refusal] = SelectionError) -> bool:
-    """A yes/no parameter (the options' flags, the export's include_practice): anything but
-    FLAG_VALUES (any case, around spaces) is refused, naming the parameter."""
-    try:
-        return FLAG_VALUES[value.strip().lower()]
-    except KeyError:
-        raise refusal(f"{name}: {value[:40]!r} is not one of {FLAG_CHOICES}") from None
-
-
-@extend_schema_field(OpenApiTypes.BOOL)
-class FlagField(serializers.Field):
-    """A yes/no option, parsed as flag_parse parses it (the command passes booleans)."""
-
-    default_error_messages = {"invalid": "Must be a valid boolean: {input} is not one of " + FLAG_CHOICES + "."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool):
-            return data
-        if isinstance(data, str) and data.strip().lower() in FLAG_VALUES:
-            return FLAG_VALUES[data.strip().lower()]
-        self.fail("invalid", input=repr(str(data)[:40]))
-
-    def to_representation(self, value):
-        return bool(value)
-
-
-class TextField(serializers.CharField):
-    """Text that reaches a query: a NUL is refused by name (PostgreSQL cannot hold one)."""
-
-    default_error_messages = {"nul": "{name} contains a NUL character: Null characters are not allowed."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, str) and "\x00" in data:
-            self.fail("nul", name=self.field_name)
-        return super().to_internal_value(data)
-
-
-class ConditionNameField(TextField):
-    """A baseline condition: a name too long to be one is refused as not a condition."""
-
-    default_error_messages = {
-        "too_long": "baseline {shown!r} is not a condition: Ensure this field has no more than {max_length} characters."
-    }
-
-    def to_internal_value(self, data):
-        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
-            self.fail("too_long", shown=data[:NAME_SHOWN] + "…", max_length=self.max_length)
-        return super().to_internal_value(data)
-
-
-class SecondsField(serializers.FloatField):
-    """An idle threshold in seconds, checked by idle_seconds."""
-
-    def to_internal_value(self, data):
-        try:
-            return idle_seconds(data)
-        except SelectionError as exc:
-            raise serializers.ValidationError(str(exc)) from None
-
 
 def _one_of(name: str, choices) -> dict:
     return {"invalid_choice": f"{name} {{input!r}} is not one of: {', '.join(choices)}"}
@@ -361,8 +301,11 @@ _SHARE_MAX = {"max_value": "test_size must be between 0 and 1, at most {max_valu
 class AnalysisOptionsSerializer(serializers.Serializer):
     """Every analysis option of the report page, the analysis API and the analyze command."""
 
-    target = serializers.ChoiceField(
-        choices=list(TARGETS), error_messages=_one_of("target", TARGETS), help_text="The effort to explain."
+    target = TargetField(
+        choices=list(TARGETS), help_text="The effort to explain, or a process measure (docs/process.md)."
+    )
+    pause_thresholds = PauseThresholdsField(
+        required=False, default=DEFAULT_PAUSE_THRESHOLDS_MS, help_text="Pause thresholds in ms, comma-separated."
     )
     variant = serializers.ChoiceField(
         choices=list(VARIANTS), default=VARIANTS[0], error_messages=_one_of("variant", VARIANTS)

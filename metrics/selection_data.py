@@ -37,6 +37,7 @@ from metrics.selectors import (
     practice_count,
     stored_metric_names,
 )
+from metrics.selectors_process import process_target_columns
 
 CACHE_ENTRIES = 8
 # Columns kept beside the analysis for plots and downloads (texts are dropped: big).
@@ -104,7 +105,9 @@ class SelectionData:
 
 def selection_data(*, selection: Selection, use_cache: bool = True) -> SelectionData:
     """The selection's data frame, from the cache when its data has not changed."""
-    where = {**selection.describe(), "target": None, "target_column": None}
+    where = {**selection.describe(), "target": None, "target_column": None, "pause_thresholds_ms": None}
+    if selection.target_column not in TARGETS.values():  # a process measure: its columns are part of the data
+        where.update(target=selection.target, pause_thresholds_ms=selection.pause_thresholds_ms)
     key = cache_key("selection", where, fingerprint(selection))
     return cached(key, lambda: _load(selection), use_cache)
 
@@ -150,6 +153,12 @@ def _load(selection: Selection) -> SelectionData:
     frame[STORED_ACTIVE] = frame["active_ms"]
     if selection.idle_threshold_s is not None:
         messages += _recompute_active(frame, selection.idle_threshold_s)
+    process_columns: list[str] = []
+    if selection.target_column not in TARGETS.values():
+        process_columns, process_messages = process_target_columns(
+            frame, target=selection.target, thresholds_ms=selection.pause_thresholds_ms
+        )
+        messages += process_messages
     kept = frame[
         [
             *KEPT_COLUMNS,
@@ -161,6 +170,7 @@ def _load(selection: Selection) -> SelectionData:
             EDITED_LENGTH,
             CONDITION,
             WORDS,
+            *process_columns,
             *metrics,
         ]
     ]

@@ -1,8 +1,11 @@
-"""The replay page: any post-edit's event log, applied step by step (slider and play button).
+"""The replay page: any post-edit's event log, applied step by step (slider and play button), with its
+process graph (an SVG, also to download), a few process measures and its S-notation (docs/process.md).
 
 Admins and researchers may watch it (it changes nothing); annotators get a 404, even for their own
 edits (the log is the study's instrument, not their view); anonymous users go to the login page.
 """
+
+import base64
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -12,8 +15,13 @@ from django.views.decorators.http import require_GET
 from annotations.editing.event_store import stored_log
 from annotations.log_event import LogEvent
 from annotations.models import PostEdit
+from annotations.process import measures_of_trace, s_notation_of_trace, trace_log
+from annotations.process.graph import process_graph_svg
 from annotations.replay import iter_replay, replay
 from annotations.roles import ADMIN, RESEARCHER, role_required
+
+S_NOTATION_MAX_CHANGES = 2000  # beyond, the S-notation (quadratic in the log's length) is not drawn on the page
+PROCESS_FACTS = ("iki_median", "iki_iqr", "pause_count@1000", "p_bursts@1000", "r_bursts@1000", "revisions")
 
 
 def replay_steps(original: str, events: list[LogEvent]) -> tuple[list[dict], int | None]:
@@ -51,6 +59,9 @@ def post_edit_replay(request: HttpRequest, post_edit_id: int) -> HttpResponse:
     steps, divergence_step = replay_steps(post_edit.start_text, events)
     final_text = post_edit.text if post_edit.submitted_at else None
     result = replay(post_edit.start_text, events, final_text=final_text)
+    trace = trace_log(post_edit.start_text, events)
+    graph = process_graph_svg(trace)
+    measures = measures_of_trace(trace, thresholds_ms=(1000.0,)).flat()
     return render(
         request,
         "annotations/replay.html",
@@ -67,5 +78,10 @@ def post_edit_replay(request: HttpRequest, post_edit_id: int) -> HttpResponse:
             "divergence": post_edit.replay_divergence or result.divergence,
             "replayed_text": result.text,
             "final_matches": None if final_text is None else result.text == final_text,
+            "process_svg": graph,
+            "process_svg_base64": base64.b64encode(graph.encode()).decode(),
+            "process_facts": [(name, measures[name]) for name in PROCESS_FACTS],
+            "product_process_ratio": measures["product_process_ratio"],
+            "s_notation": s_notation_of_trace(trace) if len(trace.changes) <= S_NOTATION_MAX_CHANGES else None,
         },
     )

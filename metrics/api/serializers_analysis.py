@@ -24,6 +24,9 @@ class SelectionOutputSerializer(serializers.Serializer):
     exclude_flagged = serializers.BooleanField()
     idle_threshold_s = serializers.FloatField(allow_null=True)
     include_practice = serializers.BooleanField()
+    pause_thresholds_ms = serializers.ListField(
+        child=serializers.FloatField(), help_text="A process target's pause thresholds (docs/process.md)."
+    )
 
 
 class SettingsOutputSerializer(serializers.Serializer):

@@ -57,7 +57,7 @@ def test_each_item_gets_a_simulated_post_edit(project, server, scenario_file):
     edit = edits.get(assignment__item__external_id="q2")
     assert edit.text == "The rule 2 is balanced." and edit.original == "The rule 2 is simple."
     assert edit.condition == edit.assignment.condition == "fast"
-    assert edit.original_text is None  # edited from the model output
+    assert edit.start_override is None  # edited from the model output
     assert edit.wall_ms is None and edit.events.count() == 0  # no time, no keys
     detail = edit.origin_detail
     assert detail["scenario"] == "fast" and detail["model"] == "fake-model-1"
@@ -94,7 +94,7 @@ def test_editing_another_output(project, server, scenario_file):
     printed = simulate(server, scenario_file, "--output", "sys-b")
     assert "generated 1, refused or empty 4" in printed
     edit = PostEdit.objects.get(origin=PostEdit.SIMULATED)
-    assert edit.original_text == "Rule one is simple indeed." and edit.text == "Rule one is balanced indeed."
+    assert edit.start_override == "Rule one is simple indeed." and edit.text == "Rule one is balanced indeed."
     assert "has no output 'sys-b' to edit" in GenerationRecord.objects.get(item__external_id="q0").error
 
 

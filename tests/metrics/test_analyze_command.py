@@ -78,6 +78,7 @@ def test_json_has_the_documented_schema_and_independent_values(study):
         "exclude_flagged": False,
         "idle_threshold_s": None,
         "include_practice": False,
+        "pause_thresholds_ms": [200.0, 500.0, 1000.0, 2000.0],
     }
     assert data["flagged"] == {"in_selection": 0, "excluded": False}
     assert data["idle_sensitivity"] is None  # for the active_time target only
@@ -178,7 +179,10 @@ def test_errors_name_the_problem(study):
         run("--project", "nope", "--target", "keystrokes")
     with pytest.raises(CommandError, match="annotator 'zed' has no submitted post-edit in project 'study'"):
         run("--project", project.name, "--target", "keystrokes", "--annotators", "anna,zed")
-    with pytest.raises(CommandError, match="invalid choice: 'minutes'"):
+    with pytest.raises(
+        CommandError,
+        match="target 'minutes' is not one of: wall_time, active_time, keystrokes, allkeys, or a process measure",
+    ):
         run("--project", project.name, "--target", "minutes")
     with pytest.raises(CommandError, match="test_size must be between 0 and 1"):
         run("--project", project.name, "--target", "keystrokes", "--test-size", "2")

@@ -2,6 +2,7 @@
 [--task-type T] [--origin O] [--exclude-flagged] [--include-practice] [--idle-threshold S] [--log-time]
 [--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv] [--by-document]
 [--scenarios [--reference SCENARIO]]
+[--pause-thresholds 200,500,1000,2000]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
 per metric Pearson r (p, 95% CI, per annotator), Spearman rho, 5-NN R² (published split
@@ -10,6 +11,10 @@ effort model; when the edits were made under conditions, effort per condition an
 condition's effect against the baseline (--baseline, default the first declared condition).
 Practice items' post-edits are left out unless --include-practice. The JSON schema is
 documented in the README ("Analysis JSON"); conditions-csv prints one row per condition.
+A target is an effort field (wall_time, active_time, keystrokes, allkeys) or a process measure computed
+from the event logs (docs/process.md: iki_median, revisions, product_process_ratio, ..., or at a pause
+threshold in ms: pause_count@1000, pause_ms@1000, p_bursts@1000, r_bursts@1000, ...); for a measure at a
+threshold the table also shows it at every --pause-thresholds threshold, per condition.
 With --by-document it prints the per-document summary instead (no analysis is run; --target is then
 optional: the summary holds every effort column, whatever the target).
 With --scenarios it prints the synthetic-edit analysis instead (metrics.scenario_report): each scenario's
@@ -51,6 +56,19 @@ from metrics.scenario_report import scenario_reference_check, scenarios_build
 from metrics.scenario_text import scenarios_table
 from metrics.selection_data import selection_data
 from metrics.selectors import TARGETS, VARIANTS
+from metrics.selectors_process import by_threshold
+
+
+def threshold_table(rows: list[dict], *, target: str) -> str:
+    """A threshold target's measure at each pause threshold (columns), per condition (rows; all first)."""
+    columns = [name for name in rows[0] if name not in ("condition", "n")]
+    lines = [f"{target.partition('@')[0]} at each pause threshold (mean per post-edit with a log)"]
+    lines.append("  ".join([f"{'condition':<20}", f"{'n':>6}", *(f"{name:>22}" for name in columns)]))
+    for row in rows:
+        cells = ["-" if row[name] is None else f"{row[name]:.4g}" for name in columns]
+        lines.append("  ".join([f"{row['condition'] or '(all)':<20}", f"{row['n']:>6}", *(f"{c:>22}" for c in cells)]))
+    return "\n".join(lines)
+
 
 FORMATS = ("table", "json", "csv", "conditions-csv")
 SCENARIO_TARGET = "wall_time"  # the human effort --scenarios correlates with when no --target is given
@@ -61,7 +79,7 @@ NUMBERS = (
     ("--cv-repeats", "cv_repeats", "repeats of 5-fold cross-validation"),
 )
 # The command's options as the serializer's fields (the flags only when given: their defaults are the serializer's).
-TEXTS = ("target", "variant", "annotators", "task_type", "origin", "idle_threshold", "baseline")
+TEXTS = ("target", "variant", "annotators", "task_type", "origin", "idle_threshold", "baseline", "pause_thresholds")
 FLAGS = ("exclude_flagged", "log_time", "include_practice")
 
 
@@ -82,8 +100,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--target",
             default=None,
-            choices=list(TARGETS),
-            help="the effort to predict (required unless --by-document)",
+            help=f"the effort to predict: {', '.join(TARGETS)}, or a process measure such as pause_count@1000 "
+            "(docs/process.md; required unless --by-document)",
+        )
+        parser.add_argument(
+            "--pause-thresholds",
+            default=None,
+            metavar="MS,MS,...",
+            help="pause thresholds in ms of a process target's table (default 200,500,1000,2000)",
         )
         parser.add_argument("--variant", default=VARIANTS[0], choices=list(VARIANTS))
         parser.add_argument("--annotators", default="", help="comma-separated usernames (default: all)")
@@ -145,6 +169,8 @@ class Command(BaseCommand):
             raise CommandError("choose one of --scenarios and --by-document")
         if options["target"] is None and options["scenarios"]:
             options["target"] = SCENARIO_TARGET
+        if options["pause_thresholds"] is not None and not options["pause_thresholds"].strip():
+            raise CommandError("--pause-thresholds is empty: give thresholds in ms, 200,500,1000,2000 for one")
         if options["target"] is None:
             if not options["by_document"]:
                 raise CommandError(
@@ -260,6 +286,14 @@ class Command(BaseCommand):
         if conditions is not None and len(conditions.conditions) >= 2:
             out("")
             out(conditions_table(conditions))
+        thresholds = (
+            by_threshold(report.frame, target=selection.target_column, thresholds_ms=selection.pause_thresholds_ms)
+            if selection.target_column not in TARGETS.values()
+            else []
+        )
+        if thresholds:
+            out("")
+            out(threshold_table(thresholds, target=selection.target))
         if report.live_vs_imported is not None:
             out("")
             out(live_vs_imported_table(report.live_vs_imported))
