@@ -95,9 +95,7 @@ def get_event_format(name: str) -> ExportFormat:
     try:
         return EVENT_FORMATS[name]
     except KeyError:
-        raise ExportError(
-            f"unknown event export format {name!r}: choose one of {', '.join(EVENT_FORMATS)}"
-        ) from None
+        raise ExportError(f"unknown event export format {name!r}: choose one of {', '.join(EVENT_FORMATS)}") from None
 
 
 @dataclass(frozen=True)
@@ -308,7 +306,9 @@ def stream_events_parquet(spec: EventExportSpec, *, chunk_size: int = CHUNK_SIZE
     writer = pq.ParquetWriter(sink, schema, compression="zstd")
     try:
         for rows in event_rows(spec, chunk_size=chunk_size):
-            arrays = [pa.array(column, type=field.type) for column, field in zip(zip(*rows), schema, strict=True)]
+            arrays = [
+                pa.array(column, type=field.type) for column, field in zip(zip(*rows, strict=True), schema, strict=True)
+            ]
             writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=schema), row_group_size=len(rows))
             chunk = sink.take()
             if chunk:

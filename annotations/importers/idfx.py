@@ -36,6 +36,7 @@ import xml.sax
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from xml.sax.handler import ContentHandler
+from xml.sax.xmlreader import Locator
 
 import defusedxml.sax
 from defusedxml import DefusedXmlException
@@ -81,9 +82,7 @@ NAMED_VK = {
 VK_OF_KEY = {"Backspace": "VK_BACK", "Delete": "VK_DELETE", "Enter": "VK_RETURN", "Tab": "VK_TAB", " ": "VK_SPACE"}
 VK_OF_KEY.update({key: vk for vk, key in NAMED_VK.items() if key not in VK_OF_KEY})
 
-_CONTROL_REFERENCE = re.compile(
-    rb"&#(?:x0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[1-24-9]|2[0-9]|3[01]));"
-)
+_CONTROL_REFERENCE = re.compile(rb"&#(?:x0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[1-24-9]|2[0-9]|3[01]));")
 _DECLARED_ENCODING = re.compile(r"""<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
 _USERNAME = re.compile(r"[^\w.@+-]")
 MAX_INT = 2**53
@@ -115,13 +114,14 @@ class _Reader(ContentHandler):
         self._part: dict[str, str] | None = None
         self._entry: dict[str, str] | None = None
         self._text: list[str] | None = None
-        self._locator = None
+        self._locator: Locator | None = None
 
-    def setDocumentLocator(self, locator) -> None:  # noqa: N802 (SAX's name)
+    def setDocumentLocator(self, locator: Locator) -> None:  # noqa: N802 (SAX's name)
         self._locator = locator
 
     def line(self) -> int:
-        return self._locator.getLineNumber() if self._locator is not None else 1
+        line = self._locator.getLineNumber() if self._locator is not None else None
+        return line or 1
 
     def startElement(self, name: str, attrs) -> None:  # noqa: N802
         if name == "event":
@@ -183,7 +183,7 @@ def read_events(file: InputFile) -> tuple[dict[str, str], list[RawEvent]]:
         ) from None
     except xml.sax.SAXParseException as exc:
         raise ImportDataError(
-            f"not well-formed XML: {exc.getMessage()} (column {exc.getColumnNumber() + 1})",
+            f"not well-formed XML: {exc.getMessage()} (column {(exc.getColumnNumber() or 0) + 1})",
             file=file.name,
             line=exc.getLineNumber(),
         ) from None

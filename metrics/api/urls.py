@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.api import views_analysis, views_gold, views_values
+from metrics.api import views_analysis, views_events, views_gold, views_values
 
 urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
@@ -11,6 +11,7 @@ urlpatterns: list = [
     path("metric-jobs/<int:pk>/", views_values.MetricJobDetailApi.as_view(), name="api-metric-job"),
     path("metric-jobs/<int:pk>/retry/", views_values.MetricJobRetryApi.as_view(), name="api-metric-job-retry"),
     path("projects/<int:pk>/export/", views_values.ProjectExportApi.as_view(), name="api-project-export"),
+    path("projects/<int:pk>/events/export/", views_events.ProjectEventExportApi.as_view(), name="api-project-events"),
     # Analysis results (metrics/api/views_analysis.py).
     path("projects/<int:pk>/analysis/", views_analysis.ProjectAnalysisApi.as_view(), name="api-project-analysis"),
     # Gold-based metrics, editlab's means and EditEval's figures (metrics/api/views_gold.py).

@@ -298,6 +298,10 @@ ROUTES: dict[str, Route] = {
         json=True,
     ),
     "api-project-export": Route(kwargs=PROJECT, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"),
+    # The event log holds what annotators typed: readers only, like every export.
+    "api-project-events": Route(
+        kwargs=PROJECT, get=API_READERS, post=api_no_method(API_READERS), query="?format=jsonl&with_text=1"
+    ),
     "api-project-analysis": Route(
         kwargs=PROJECT, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
