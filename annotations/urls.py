@@ -37,6 +37,11 @@ urlpatterns: list = [
         participant_views.participation_revoke,
         name="manage-participation-revoke",
     ),
+    path(  # a participant's log and texts erased on request: a confirm page, then the POST
+        "manage/projects/<int:pk>/participants/<int:participant_pk>/erase/",
+        participant_views.participant_erase,
+        name="manage-participant-erase",
+    ),
     # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
     path("manage/post-edits/<int:pk>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),
     # Importing items and finished studies, admins only (annotations/views/imports.py).

@@ -117,6 +117,7 @@ class World:
     state: dict = field(default_factory=dict)  # snapshot(): what every refused request must leave as it was
     join_link: JoinLink | None = None  # the project's open participation link
     other_project: Project | None = None  # Bob's: no participation link yet
+    participant: Participant | None = None  # a crowd participant of Bob's project, with a submitted edit
 
 
 def _editor_payload(extra: Callable[["World"], dict]) -> Callable[["World"], dict]:
@@ -408,6 +409,12 @@ ROUTES: dict[str, Route] = {
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
     ),
+    # Erasing a participant's log and texts: admins only, a confirm page (GET) and the erasure (POST).
+    "manage-participant-erase": Route(
+        kwargs=lambda w: {"pk": w.other_project.pk, "participant_pk": w.participant.pk},
+        get=PAGE_ADMINS,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+    ),
     "manage-post-edit-replay": Route(
         kwargs=lambda w: {"pk": w.post_edit.pk},
         get=by_role(LOGIN, 404, 404, 200, 200),  # annotators: not even their own log
@@ -527,6 +534,11 @@ def build_world() -> World:
     world = World(project, batch, assignment, post_edit, visit, done.assignment, pending, job, users)
     world.join_link = join_link_open(project=project, completion_code="C0DE")
     world.other_project = bobs.project
+    walker = UserFactory(username="walker-0", role="annotator")
+    world.participant = Participant.objects.create(
+        user=walker, project=bobs.project, platform_id="walker-0", platform_key="walker-0", slot=0
+    )
+    SubmittedPostEditFactory(assignment__item__project=bobs.project, assignment__annotator=walker)
     world.state = snapshot()
     return world
 
