@@ -173,8 +173,15 @@ def _insert(connection, rows: list[tuple]) -> None:
             cursor.executemany(f"INSERT INTO annotations_editevent ({COLUMNS}) VALUES ({marks})", rows[at : at + CHUNK])  # noqa: S608
 
 
+def _rss_kb() -> int:
+    """This process's resident set now (not its high-water mark), from /proc."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
 def child(fmt: str, with_text: bool, out: Path) -> None:
-    """Export the benchmark project to `out` (run as a child: its rusage is the export's)."""
+    """Export the benchmark project to `out` (run as a child: its rusage is the export's). Reports the
+    resident set before the first row and the largest one seen after each chunk written."""
     import django
 
     django.setup()
@@ -182,13 +189,19 @@ def child(fmt: str, with_text: bool, out: Path) -> None:
     from metrics.exports_events import EventExportSpec, event_export_stream
 
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # the process before its first row
-
+    before = largest = _rss_kb()
     started = time.perf_counter()
     spec = EventExportSpec(Project.objects.get(name=PROJECT), with_text=with_text)
     with out.open("wb") as handle:
         for chunk in event_export_stream(spec, fmt):
             handle.write(chunk)
-    print(json.dumps({"baseline_kb": baseline, "export_s": time.perf_counter() - started}))
+            largest = max(largest, _rss_kb())
+    print(
+        json.dumps(
+            {"baseline_kb": baseline, "export_s": time.perf_counter() - started, "rss_before_kb": before,
+             "rss_largest_kb": largest}
+        )
+    )  # fmt: skip
 
 
 def measure(fmt: str, with_text: bool, folder: Path) -> dict:
@@ -209,7 +222,8 @@ def measure(fmt: str, with_text: bool, folder: Path) -> dict:
     size = out.stat().st_size
     out.unlink()
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
-            "baseline_mb": report["baseline_kb"] / 1024, "export_s": report["export_s"], "size_mb": size / 1e6}  # fmt: skip
+            "baseline_mb": report["baseline_kb"] / 1024, "export_s": report["export_s"], "size_mb": size / 1e6,
+            "rss_before_mb": report["rss_before_kb"] / 1024, "rss_largest_mb": report["rss_largest_kb"] / 1024}  # fmt: skip
 
 
 def run(database_url: str | None, steps: list[int], per_post_edit: int, formats: list[str], text_up_to: int) -> str:
@@ -221,9 +235,10 @@ def run(database_url: str | None, steps: list[int], per_post_edit: int, formats:
         )
         lines.append("")
         lines.append(
-            "| events | format | with text | export s | events/s | process wall s | process CPU s | peak RSS MB | before the export MB | file MB |"
+            "| events | format | with text | export s | events/s | process wall s | process CPU s | peak RSS MB "
+            "| RSS before the first row MB | largest RSS while exporting MB | growth MB | file MB |"
         )
-        lines.append("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        lines.append("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for step in steps:
             generated = time.perf_counter()
             events = grow(step, per_post_edit, seed=7)
@@ -233,7 +248,8 @@ def run(database_url: str | None, steps: list[int], per_post_edit: int, formats:
                 m = measure(fmt, with_text, Path(folder))
                 line = (
                     f"| {events:,} | {fmt} | {'yes' if with_text else 'no'} | {m['export_s']:.1f} | "
-                    f"{events / m['export_s']:,.0f} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_mb']:.0f} | {m['baseline_mb']:.0f} | "
+                    f"{events / m['export_s']:,.0f} | {m['wall_s']:.1f} | {m['cpu_s']:.1f} | {m['peak_mb']:.0f} | {m['rss_before_mb']:.0f} | "
+                    f"{m['rss_largest_mb']:.0f} | {m['rss_largest_mb'] - m['rss_before_mb']:.0f} | "
                     f"{m['size_mb']:.1f} |"
                 )
                 print(line, flush=True)

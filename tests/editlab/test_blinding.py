@@ -296,6 +296,7 @@ ROUTES: dict[str, Routes] = {
     "api-metric-job": refused(pk=lambda w, v: w.job.pk),
     "api-metric-job-retry": refused(pk=lambda w, v: w.job.pk),
     "api-project-export": refused(**PROJECT),
+    "api-project-events": refused(**PROJECT),
     "api-project-analysis": refused(**PROJECT),
     "api-project-gold": refused(**PROJECT),
     "manage-projects": refused(),
@@ -312,6 +313,9 @@ ROUTES: dict[str, Routes] = {
     "manage-participation": refused(**PROJECT),
     "manage-participation-open": refused(**PROJECT),
     "manage-participation-revoke": refused(pk=lambda w, v: w.project.pk, link_pk=lambda w, v: w.link_pk),
+    "manage-participant-erase": refused(  # the viewer's own participant row when it has one
+        pk=lambda w, v: w.project.pk, participant_pk=lambda w, v: getattr(getattr(v.user, "participant", None), "pk", 1)
+    ),
     "manage-post-edit-replay": refused(pk=lambda w, v: v.post_edit.pk),
     "manage-import": refused(),
     "manage-import-mapping": refused(),
