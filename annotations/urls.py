@@ -41,6 +41,11 @@ urlpatterns: list = [
         participant_views.participation_revoke,
         name="manage-participation-revoke",
     ),
+    path(  # a participant's log and texts erased on request: a confirm page, then the POST
+        "manage/projects/<int:project_id>/participants/<int:participant_id>/erase/",
+        participant_views.participant_erase,
+        name="manage-participant-erase",
+    ),
     # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
     path("manage/post-edits/<int:post_edit_id>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),
     # Importing items and finished studies, admins only (annotations/views/imports.py).

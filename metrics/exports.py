@@ -35,7 +35,6 @@ from django.db.models import F, QuerySet
 
 from annotations.models import EFFORT_FIELDS, PostEdit, Project, start_text_of_post_edit
 from editlab.refusals import Refusal
-from metrics.analysis_options import flag_parse
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
@@ -82,6 +81,8 @@ def get_format(name: str) -> ExportFormat:
 def parse_flag(value: str, *, name: str) -> bool:
     """A yes/no query parameter, parsed as the analysis options parse theirs; anything else is
     refused (an ExportError), naming the parameter."""
+    from metrics.analysis_options import flag_parse  # here: the analysis stack costs seconds to import
+
     return flag_parse(value, name=name, refusal=ExportError)
 
 

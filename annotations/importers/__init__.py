@@ -15,8 +15,9 @@ from pathlib import Path
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DataError, IntegrityError, transaction
 
-from annotations.importers import editeval, natinst, pet, table
+from annotations.importers import editeval, idfx, natinst, pet, table
 from annotations.importers.base import ImportDataError, ImportPlan, InputFile, check_size
+from annotations.importers.idfx_store import logs_store as idfx_logs_store
 from annotations.importers.store import ImportReport, plan_store
 from annotations.models import Project
 from editlab.db import refresh_planner_statistics
@@ -28,6 +29,7 @@ FORMATS = {
     "natinst": "Super-NaturalInstructions task file (JSON) with a model's predictions",
     "table": "Table: CSV, TSV or JSONL with a column mapping",
     "pet": "Finished PET study: a header file and one file per post-editor",
+    "idfx": "Inputlog/ScriptLog IDFX keystroke log (XML): one finished post-edit with its event log",
 }
 
 
@@ -83,6 +85,8 @@ def import_items(
         with transaction.atomic():
             target = _lock_project(name, create_project, report, files[0].name)
             plan_store(project=target, plan=plan, report=report)
+            if isinstance(plan, idfx.IdfxPlan):  # the logs of the post-edits just stored
+                idfx_logs_store(project=target, plan=plan)
             report.project_id = target.pk
     except IntegrityError as exc:
         # Another import or edit wrote the same rows meanwhile; everything here was rolled back.
@@ -146,6 +150,8 @@ def _parse(
         raise ImportDataError(f"the {fmt} format reads exactly one file, got {len(files)}", file=files[0].name)
     if fmt == "editeval":
         return editeval.parse(files[0])
+    if fmt == "idfx":
+        return idfx.parse(files[0], annotator_prefix=annotator_prefix)
     if fmt == "natinst":
         return natinst.parse(files[0], predictions=predictions, post_edit_input=post_edit_input)
     return table.parse(files[0], mapping=mapping or {})

@@ -24,6 +24,7 @@ from annotations.manage_forms import JoinLinkForm
 from annotations.models import JoinLink, Participant, Project
 from annotations.roles import is_admin
 from annotations.selectors_participants import participant_of, project_join_links, project_participants
+from annotations.services.erasure import participant_log_erase
 from annotations.services.errors import ServiceError
 from annotations.services.join_links import (
     IDLE_MINUTES_DEFAULT,
@@ -244,4 +245,22 @@ def participation_revoke(request: HttpRequest, project_id: int, link_id: int) ->
     link = get_object_or_404(JoinLink, pk=link_id, project=project)
     join_link_revoke(join_link=link)
     messages.success(request, "Revoked the participation link: nobody new can join through it.")
+    return redirect("manage-participation", project_id=project.pk)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+@admins
+def participant_erase(request: HttpRequest, project_id: int, participant_id: int) -> HttpResponse:
+    """GET: what erasing deletes, and the button; POST: erase (annotations/services/erasure.py)."""
+    project = get_object_or_404(Project, pk=project_id)
+    participant = get_object_or_404(Participant.objects.select_related("user"), pk=participant_id, project=project)
+    if request.method != "POST":
+        return render(request, "annotations/participant_erase.html", {"project": project, "participant": participant})
+    erased = participant_log_erase(project=project, participant=participant)
+    messages.success(
+        request,
+        f"Erased the log and texts of participant {participant.platform_id}: {erased.post_edits} post-edits, "
+        f"{erased.events} events, {erased.visits} page loads; {erased.assignments_closed} assignments closed.",
+    )
     return redirect("manage-participation", project_id=project.pk)

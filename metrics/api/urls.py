@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.api import views_analysis, views_gold, views_values
+from metrics.api import views_analysis, views_events, views_gold, views_values
 
 urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
@@ -13,6 +13,11 @@ urlpatterns: list = [
     path("metric-jobs/<int:job_id>/", views_values.MetricJobDetailApi.as_view(), name="api-metric-job"),
     path("metric-jobs/<int:job_id>/retry/", views_values.MetricJobRetryApi.as_view(), name="api-metric-job-retry"),
     path("projects/<int:project_id>/export/", views_values.ProjectExportApi.as_view(), name="api-project-export"),
+    path(
+        "projects/<int:project_id>/events/export/",
+        views_events.ProjectEventExportApi.as_view(),
+        name="api-project-events",
+    ),
     # Analysis results (metrics/api/views_analysis.py).
     path(
         "projects/<int:project_id>/analysis/", views_analysis.ProjectAnalysisApi.as_view(), name="api-project-analysis"

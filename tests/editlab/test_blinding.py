@@ -187,7 +187,6 @@ def refused(**keys) -> Routes:
     return requests  # type: ignore[return-value]
 
 
-PROJECT = {"pk": lambda w, v: w.project.pk}
 PROJECT_ID = {"project_id": lambda w, v: w.project.pk}
 
 
@@ -298,6 +297,7 @@ ROUTES: dict[str, Routes] = {
     "api-metric-job": refused(job_id=lambda w, v: w.job.pk),
     "api-metric-job-retry": refused(job_id=lambda w, v: w.job.pk),
     "api-project-export": refused(**PROJECT_ID),
+    "api-project-events": refused(**PROJECT_ID),
     "api-project-analysis": refused(**PROJECT_ID),
     "api-project-gold": refused(**PROJECT_ID),
     "manage-projects": refused(),
@@ -314,6 +314,10 @@ ROUTES: dict[str, Routes] = {
     "manage-participation": refused(**PROJECT_ID),
     "manage-participation-open": refused(**PROJECT_ID),
     "manage-participation-revoke": refused(project_id=lambda w, v: w.project.pk, link_id=lambda w, v: w.link_pk),
+    "manage-participant-erase": refused(  # the viewer's own participant row when it has one
+        project_id=lambda w, v: w.project.pk,
+        participant_id=lambda w, v: getattr(getattr(v.user, "participant", None), "pk", 1),
+    ),
     "manage-post-edit-replay": refused(post_edit_id=lambda w, v: v.post_edit.pk),
     "manage-import": refused(),
     "manage-import-mapping": refused(),

@@ -117,6 +117,7 @@ class World:
     state: dict = field(default_factory=dict)  # snapshot(): what every refused request must leave as it was
     join_link: JoinLink | None = None  # the project's open participation link
     other_project: Project | None = None  # Bob's: no participation link yet
+    participant: Participant | None = None  # a crowd participant of Bob's project, with a submitted edit
 
 
 def _editor_payload(extra: Callable[["World"], dict]) -> Callable[["World"], dict]:
@@ -137,7 +138,6 @@ def _plan_digest(w: "World", annotators: list[str], conditions: list[str]) -> st
 
 
 PE = lambda w: {"post_edit_id": w.post_edit.pk}  # noqa: E731
-PROJECT = lambda w: {"pk": w.project.pk}  # noqa: E731
 PROJECT_ID = lambda w: {"project_id": w.project.pk}  # noqa: E731
 
 ROUTES: dict[str, Route] = {
@@ -302,6 +302,10 @@ ROUTES: dict[str, Route] = {
     "api-project-export": Route(
         kwargs=PROJECT_ID, get=API_READERS, post=api_no_method(API_READERS), query="?format=csv"
     ),
+    # The event log holds what annotators typed: readers only, like every export.
+    "api-project-events": Route(
+        kwargs=PROJECT_ID, get=API_READERS, post=api_no_method(API_READERS), query="?format=jsonl&with_text=1"
+    ),
     "api-project-analysis": Route(
         kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
@@ -406,6 +410,12 @@ ROUTES: dict[str, Route] = {
     "manage-participation-revoke": Route(
         kwargs=lambda w: {"project_id": w.project.pk, "link_id": w.join_link.pk},
         get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+    ),
+    # Erasing a participant's log and texts: admins only, a confirm page (GET) and the erasure (POST).
+    "manage-participant-erase": Route(
+        kwargs=lambda w: {"project_id": w.other_project.pk, "participant_id": w.participant.pk},
+        get=PAGE_ADMINS,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
     ),
     "manage-post-edit-replay": Route(
@@ -527,6 +537,11 @@ def build_world() -> World:
     world = World(project, batch, assignment, post_edit, visit, done.assignment, pending, job, users)
     world.join_link = join_link_open(project=project, completion_code="C0DE")
     world.other_project = bobs.project
+    walker = UserFactory(username="walker-0", role="annotator")
+    world.participant = Participant.objects.create(
+        user=walker, project=bobs.project, platform_id="walker-0", platform_key="walker-0", slot=0
+    )
+    SubmittedPostEditFactory(assignment__item__project=bobs.project, assignment__annotator=walker)
     world.state = snapshot()
     return world
 

@@ -55,7 +55,7 @@ def test_each_item_gets_a_simulated_post_edit(project, server, scenario_file):
     edits = PostEdit.objects.filter(origin=PostEdit.SIMULATED).select_related("assignment__item")
     assert edits.count() == 5
     edit = edits.get(assignment__item__external_id="q2")
-    assert edit.text == "The rule 2 is balanced." and edit.original == "The rule 2 is simple."
+    assert edit.text == "The rule 2 is balanced." and edit.start_text == "The rule 2 is simple."
     assert edit.condition == edit.assignment.condition == "fast"
     assert edit.start_override is None  # edited from the model output
     assert edit.wall_ms is None and edit.events.count() == 0  # no time, no keys

@@ -199,7 +199,7 @@ def test_bad_process_targets_are_refused_on_the_command(study, target, message):
 
 def test_the_api_and_the_page_take_process_targets_and_refuse_bad_thresholds(study, researcher_client):
     project, live, _ = study
-    api = reverse("api-project-analysis", kwargs={"pk": project.pk})
+    api = reverse("api-project-analysis", kwargs={"project_id": project.pk})
     body = researcher_client.get(api + "?target=pause_count@1000&pause_thresholds=2000,500").json()
     assert body["selection"]["pause_thresholds_ms"] == [500.0, 2000.0] and body["n_used"] == 6
     for query, message in (
@@ -227,7 +227,7 @@ def test_measures_do_not_depend_on_how_the_log_was_cut_into_batches(annotator, g
     project = ProjectFactory()
     whole = live_post_edit(project, annotator, gaps, condition="", metric=1.0)
     batched = live_post_edit(project, annotator, gaps, condition="", metric=1.0, batches=cuts)
-    assert [replace(e, page="") for e in stored_log(whole)] == [replace(e, page="") for e in stored_log(batched)]
+    assert [replace(e, visit="") for e in stored_log(whole)] == [replace(e, visit="") for e in stored_log(batched)]
     expected = process_measures(ORIGINAL, stored_log(whole))
-    assert process_measures(batched.original, stored_log(batched)) == expected
+    assert process_measures(batched.start_text, stored_log(batched)) == expected
     assert expected.at(1000).count == pauses_at(gaps, 1000)

@@ -1,6 +1,11 @@
 """python manage.py export --project NAME --format csv|jsonl|parquet --output FILE [--include-practice]
-[--include-simulated]"""
+[--include-simulated] [--events [--with-text]]
 
+With --events: one row per stored event instead (metrics/exports_events.py, docs/events.md), also as
+--format idfx (a zip of IDFX logs); --with-text adds the text after each text-changing event.
+"""
+
+import functools
 import os
 from pathlib import Path
 
@@ -8,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotations.models import Project
 from metrics.exports import FORMATS, export_spec, export_stream
+from metrics.exports_events import EVENT_FORMATS, EventExportSpec, event_export_stream
 
 
 class Command(BaseCommand):
@@ -15,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--project", required=True, help="Project name.")
-        parser.add_argument("--format", required=True, choices=sorted(FORMATS), dest="fmt")
+        parser.add_argument("--format", required=True, choices=sorted({*FORMATS, *EVENT_FORMATS}), dest="fmt")
         parser.add_argument("--output", required=True, help="File to write ('-' for standard output, csv/jsonl).")
         parser.add_argument(
             "--include-practice",
@@ -27,22 +33,35 @@ class Command(BaseCommand):
             action="store_true",
             help="also export an LLM's synthetic edits (origin simulated; left out by default)",
         )
+        parser.add_argument("--events", action="store_true", help="one row per stored event (docs/events.md)")
+        parser.add_argument("--with-text", action="store_true", help="with --events: the text after each change")
 
     def handle(self, *args, **options) -> None:
         try:
             project = Project.objects.get(name=options["project"])
         except Project.DoesNotExist:
             raise CommandError(f"no project named {options['project']!r}") from None
+        if options["with_text"] and not options["events"]:
+            raise CommandError("--with-text goes with --events")
+        if options["include_simulated"] and options["events"]:
+            raise CommandError("--include-simulated applies to the post-edit export, not to --events")
+        if options["fmt"] not in (EVENT_FORMATS if options["events"] else FORMATS):
+            raise CommandError(f"--format {options['fmt']} exports events: add --events")
+        events = EventExportSpec(project, options["include_practice"], options["with_text"])
         spec = export_spec(
             project=project,
             include_practice=options["include_practice"],
             include_simulated=options["include_simulated"],
         )
+        if options["events"]:
+            stream = functools.partial(event_export_stream, events, options["fmt"])
+        else:
+            stream = functools.partial(export_stream, spec, options["fmt"])
         output = options["output"]
         if output == "-":
-            if options["fmt"] == "parquet":
-                raise CommandError("parquet is binary: give --output FILE")
-            for chunk in export_stream(spec, options["fmt"]):
+            if options["fmt"] in ("parquet", "idfx"):
+                raise CommandError(f"{options['fmt']} is binary: give --output FILE")
+            for chunk in stream():
                 self.stdout.write(chunk.decode("utf-8"), ending="")
             return
         path = Path(output)
@@ -52,7 +71,7 @@ class Command(BaseCommand):
         partial = path.with_name(f".{path.name}.partial")
         try:
             with partial.open("wb") as handle:
-                for chunk in export_stream(spec, options["fmt"]):
+                for chunk in stream():
                     handle.write(chunk)
             os.replace(partial, path)
         except OSError as exc:
@@ -61,5 +80,8 @@ class Command(BaseCommand):
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
+        if options["events"]:
+            self.stdout.write(f"wrote the events of {events.queryset().count()} post-edits to {path}")
+            return
         rows = spec.queryset().count()
         self.stdout.write(f"wrote {rows} rows, {len(spec.columns)} columns to {path}")
