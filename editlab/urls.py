@@ -26,7 +26,9 @@ urlpatterns = [
 
 # A 400 that names the limit the request broke (editlab/errors.py).
 handler400 = "editlab.errors.bad_request"
-# Under /api/, a URL without an endpoint answers in the API's error shape too.
+# Pages refused with the message the code gave and the way back; under /api/, a URL without an
+# endpoint answers in the API's error shape too.
+handler403 = "editlab.errors.permission_denied"
 handler404 = "editlab.errors.not_found"
 # A 500 page that quotes the request id of the logged traceback.
 handler500 = "editlab.views.server_error"

@@ -23,7 +23,7 @@ from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
 from annotations.roles import can_read_all
 from annotations.selectors import batch_progress, document_context, participant_of, start_shown
-from editlab.http import AuthenticatedHttpRequest
+from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 
 OPEN_STATUSES = (Assignment.PENDING, Assignment.IN_PROGRESS)
@@ -111,8 +111,8 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         expanded.assignments = list(
             Assignment.objects.filter(annotator=request.user, item__batch_id=batch_id).select_related("item")
         )
-        if request.htmx:
-            return render(request, "annotations/partials/batch_items.html", {"batch": expanded})
+        if wants_fragment(request):
+            return vary_on_htmx(render(request, "annotations/partials/batch_items.html", {"batch": expanded}))
     next_assignment = _next_open(request.user)
     if next_assignment is None and participant_of(user=request.user) is not None:
         return redirect("participant-done")  # a crowd participant's work is done: its completion page
@@ -247,6 +247,4 @@ def diff(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
         "own": assignment.annotator_id == request.user.pk,
         "next_assignment": _next_open(request.user) if assignment.annotator_id == request.user.pk else None,
     }
-    if request.htmx:
-        return render(request, "annotations/partials/diff_body.html", context)
-    return render(request, "annotations/diff.html", context)
+    return render_page(request, "annotations/diff.html", "annotations/partials/diff_body.html", context)

@@ -31,7 +31,7 @@ from annotations.services.assignment import assignment_reassign, assignment_with
 from annotations.services.batches import batch_make
 from annotations.services.errors import ServiceError
 from annotations.services.studies import DesignResult, study_assign_latin_square
-from editlab.http import HtmxHttpRequest
+from editlab.http import HtmxHttpRequest, render_page, wants_fragment
 
 # Every project is visible to admins and researchers, and to nobody else here.
 readers = role_required(ADMIN, RESEARCHER, message="Only admins and researchers may see this page.")
@@ -334,10 +334,11 @@ def _render_design(
         "error": error,
         "can_change": is_admin(request.user),
         "designs": project.meta.get("designs", []) if isinstance(project.meta, dict) else [],
-        "partial": bool(request.htmx),
+        "partial": wants_fragment(request),
     }
-    template = "annotations/manage_design_plan.html" if request.htmx else "annotations/manage_design.html"
-    return render(request, template, context, status=status)
+    return render_page(
+        request, "annotations/manage_design.html", "annotations/manage_design_plan.html", context, status=status
+    )
 
 
 @login_required
@@ -347,6 +348,4 @@ def progress_page(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
     project = get_object_or_404(Project, pk=pk)
     context = {"progress": project_progress(project=project), "project": project}
-    if request.htmx:
-        return render(request, "annotations/manage_progress_tables.html", context)
-    return render(request, "annotations/manage_progress.html", context)
+    return render_page(request, "annotations/manage_progress.html", "annotations/manage_progress_tables.html", context)
