@@ -17,7 +17,11 @@ urlpatterns = [
     path("admin/login/", views.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html")),
+        name="api-docs",
+    ),
     path("api/", include("annotations.api.urls")),
     path("api/", include("metrics.api.urls")),
     path("", include("annotations.urls")),

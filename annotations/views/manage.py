@@ -135,6 +135,7 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
         "conditions_error": conditions_error,
         "project": project,
         "study": study_settings(project=project) if project else None,
+        "can_change": is_admin(request.user),
     }
     return render(request, "annotations/manage_project_form.html", context)
 
@@ -148,10 +149,17 @@ def project_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-@admins
+@readers
 def project_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=pk)
-    return _project_form_page(request, project)
+    """A project's Settings: admins change them, researchers read them (their POST answers 403)."""
+    if request.method == "POST":
+        return _project_edit_save(request, pk)
+    return _project_form_page(request, get_object_or_404(Project, pk=pk))
+
+
+@admins
+def _project_edit_save(request: HttpRequest, pk: int) -> HttpResponse:
+    return _project_form_page(request, get_object_or_404(Project, pk=pk))
 
 
 @login_required
