@@ -116,11 +116,8 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     next_assignment = _next_open(request.user)
     if next_assignment is None and participant_of(user=request.user) is not None:
         return redirect("participant-done")  # a crowd participant's work is done: its completion page
-    return render(
-        request,
-        "annotations/annotator_home.html",
-        {"batches": batches, "expanded": expanded, "next_assignment": next_assignment},
-    )
+    context = {"batches": batches, "expanded": expanded, "next_assignment": next_assignment}
+    return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 
 
 # --------------------------------------------------------------------------- editor
