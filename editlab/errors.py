@@ -6,7 +6,9 @@ of its operation: `errors` (each invalid field's messages), `next_seq`, `server_
 (editlab.refusals) answers its `body()` at its `status`, DRF's own errors in the same shape;
 `bad_request` is
 Django's handler400 for requests refused before any view runs (a body over
-DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields or files), as a page or, under /api/, as JSON.
+DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields or files), as a page or, under /api/, as JSON;
+`not_found` and `permission_denied` (handler404, handler403) show a page's refusal with the message
+the code gave it and the way back.
 """
 
 import html
@@ -14,13 +16,13 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import DisallowedHost, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
-from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -56,17 +58,52 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     return HttpResponseBadRequest(render_to_string("400.html", {"message": message}))
 
 
-def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """Django's handler404: under /api/ (a URL no endpoint has, e.g. an id that is no number) in the API's shape."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "No such URL in the API.", "code": "not_found"}, status=404)
-    return page_not_found(request, exception)
-
-
-# --------------------------------------------------------------------------- a refusal raised by a page's view
+# --------------------------------------------------------------------------- refused pages (handler403, handler404)
 
 
 _PAGES = {403: "403.html", 404: "404.html"}  # any other status: the 400 page, which shows the message
+
+
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's handler404: under /api/ (a URL no endpoint has, e.g. an id that is no number) in the API's
+    shape; a page otherwise, with the message the code gave (`Http404("No such batch ...")`)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "No such URL in the API.", "code": "not_found"}, status=404)
+    return error_page(request, 404, exception_message(exception))
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's handler403: the page says who may (`PermissionDenied("Only admins may import items.")`)."""
+    return error_page(request, 403, exception_message(exception))
+
+
+def exception_message(exception: Exception | None) -> str:
+    """The message a view gave its Http404 or PermissionDenied; empty when it gave none (or, as the
+    URL resolver's 404 does, something that is not a message)."""
+    if exception is None or not exception.args or not isinstance(exception.args[0], str):
+        return ""
+    return exception.args[0]
+
+
+def error_page(request: HttpRequest, status: int, message: str) -> HttpResponse:
+    """The page of a refused request: its message, the site's navigation, and the way back."""
+    context = {"message": message, "back_url": _same_site_referer(request)}
+    return HttpResponse(render_to_string(_PAGES.get(status, "400.html"), context, request=request), status=status)
+
+
+def _same_site_referer(request: HttpRequest) -> str:
+    """The page the visitor came from, when it is a page of this site (never a link off it)."""
+    referer = request.headers.get("Referer", "")
+    try:
+        host = request.get_host()
+    except DisallowedHost:
+        return ""
+    if referer and url_has_allowed_host_and_scheme(referer, {host}, request.is_secure()):
+        return referer
+    return ""
+
+
+# --------------------------------------------------------------------------- a refusal raised by a page's view
 
 
 class RefusalMiddleware:
@@ -86,9 +123,7 @@ class RefusalMiddleware:
             return JsonResponse(exception.body(), status=exception.status)
         # Escaped for the element's text it is (quotes stay readable: the message quotes names).
         message = mark_safe(html.escape(str(exception), quote=False))  # noqa: S308
-        return HttpResponse(
-            render_to_string(_PAGES.get(exception.status, "400.html"), {"message": message}), status=exception.status
-        )
+        return error_page(request, exception.status, message)
 
 
 # --------------------------------------------------------------------------- the API's one exception handler

@@ -17,7 +17,11 @@ urlpatterns = [
     path("admin/login/", views.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
+    path(
+        "api/docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html")),
+        name="api-docs",
+    ),
     path("api/", include("annotations.api.urls")),
     path("api/", include("metrics.api.urls")),
     path("", include("annotations.urls")),
@@ -26,7 +30,9 @@ urlpatterns = [
 
 # A 400 that names the limit the request broke (editlab/errors.py).
 handler400 = "editlab.errors.bad_request"
-# Under /api/, a URL without an endpoint answers in the API's error shape too.
+# Pages refused with the message the code gave and the way back; under /api/, a URL without an
+# endpoint answers in the API's error shape too.
+handler403 = "editlab.errors.permission_denied"
 handler404 = "editlab.errors.not_found"
 # A 500 page that quotes the request id of the logged traceback.
 handler500 = "editlab.views.server_error"

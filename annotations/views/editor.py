@@ -26,7 +26,7 @@ from annotations.roles import can_read_all
 from annotations.selectors import document_context, start_shown
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
-from editlab.http import AuthenticatedHttpRequest
+from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 
 # Words, single punctuation marks and whitespace runs: joined back they give the text.
@@ -112,16 +112,13 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         expanded.assignments = list(
             Assignment.objects.filter(annotator=request.user, item__batch_id=batch_id).select_related("item")
         )
-        if request.htmx:
-            return render(request, "annotations/partials/batch_items.html", {"batch": expanded})
+        if wants_fragment(request):
+            return vary_on_htmx(render(request, "annotations/partials/batch_items.html", {"batch": expanded}))
     next_assignment = _next_open(request.user)
     if next_assignment is None and participant_of(user=request.user) is not None:
         return redirect("participant-done")  # a crowd participant's work is done: its completion page
-    return render(
-        request,
-        "annotations/annotator_home.html",
-        {"batches": batches, "expanded": expanded, "next_assignment": next_assignment},
-    )
+    context = {"batches": batches, "expanded": expanded, "next_assignment": next_assignment}
+    return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 
 
 # --------------------------------------------------------------------------- editor
@@ -248,6 +245,4 @@ def diff(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
         "own": assignment.annotator_id == request.user.pk,
         "next_assignment": _next_open(request.user) if assignment.annotator_id == request.user.pk else None,
     }
-    if request.htmx:
-        return render(request, "annotations/partials/diff_body.html", context)
-    return render(request, "annotations/diff.html", context)
+    return render_page(request, "annotations/diff.html", "annotations/partials/diff_body.html", context)

@@ -33,7 +33,7 @@ from annotations.services.assignment import assignment_reassign, assignment_with
 from annotations.services.batches import batch_make
 from annotations.services.errors import ServiceError
 from annotations.services.studies import DesignResult, study_assign_latin_square
-from editlab.http import HtmxHttpRequest
+from editlab.http import HtmxHttpRequest, render_page, wants_fragment
 
 # Every project is visible to admins and researchers, and to nobody else here.
 readers = role_required(ADMIN, RESEARCHER, message="Only admins and researchers may see this page.")
@@ -137,6 +137,7 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
         "conditions_error": conditions_error,
         "project": project,
         "study": study_settings(project=project) if project else None,
+        "can_change": is_admin(request.user),
     }
     return render(request, "annotations/manage_project_form.html", context)
 
@@ -150,10 +151,17 @@ def project_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-@admins
+@readers
 def project_edit(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = get_object_or_404(Project, pk=project_id)
-    return _project_form_page(request, project)
+    """A project's Settings: admins change them, researchers read them (their POST answers 403)."""
+    if request.method == "POST":
+        return _project_edit_save(request, project_id)
+    return _project_form_page(request, get_object_or_404(Project, pk=project_id))
+
+
+@admins
+def _project_edit_save(request: HttpRequest, project_id: int) -> HttpResponse:
+    return _project_form_page(request, get_object_or_404(Project, pk=project_id))
 
 
 @login_required
@@ -336,10 +344,11 @@ def _render_design(
         "error": error,
         "can_change": is_admin(request.user),
         "designs": project.meta.get("designs", []) if isinstance(project.meta, dict) else [],
-        "partial": bool(request.htmx),
+        "partial": wants_fragment(request),
     }
-    template = "annotations/manage_design_plan.html" if request.htmx else "annotations/manage_design.html"
-    return render(request, template, context, status=status)
+    return render_page(
+        request, "annotations/manage_design.html", "annotations/manage_design_plan.html", context, status=status
+    )
 
 
 @login_required
@@ -349,6 +358,4 @@ def progress_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     """The full page, or only the tables when htmx polls (hx-trigger="every 5s")."""
     project = get_object_or_404(Project, pk=project_id)
     context = {"progress": project_progress(project=project), "project": project}
-    if request.htmx:
-        return render(request, "annotations/manage_progress_tables.html", context)
-    return render(request, "annotations/manage_progress.html", context)
+    return render_page(request, "annotations/manage_progress.html", "annotations/manage_progress_tables.html", context)

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
-from editlab.http import HtmxHttpRequest
+from editlab.http import HtmxHttpRequest, render_page
 from metrics import text as text_metrics
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
@@ -126,9 +126,7 @@ def job_page(request: HtmxHttpRequest, project_id: int, job_id: int) -> HttpResp
         "chunk_size": settings.EDITLAB_METRIC_CHUNK_SIZE,
         "stale_s": settings.EDITLAB_WORKER_STALE_S,
     }
-    if request.htmx:
-        return render(request, "metrics/partials/job_progress.html", context)
-    return render(request, "metrics/job.html", context)
+    return render_page(request, "metrics/job.html", "metrics/partials/job_progress.html", context)
 
 
 @login_required

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
-from editlab.http import HtmxHttpRequest
+from editlab.http import HtmxHttpRequest, render_page, wants_fragment
 from metrics.analysis import (
     Settings,
     condition_rows,
@@ -111,12 +111,11 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
         reference = scenario_reference_from_query(project=project, query=request.GET)
     except SelectionError as exc:
         context["error"] = str(exc)
-        status = 200 if request.htmx else 400  # htmx swaps only 2xx bodies: show the message in place
+        status = 200 if wants_fragment(request) else 400  # htmx swaps only 2xx bodies: show the message in place
     else:
         report = report_build(selection=selection, settings=settings, baseline=baseline, scenario_reference=reference)
         context.update(_report_context(report, project, baseline, reference))
-    template = "metrics/report_body.html" if request.htmx else "metrics/report.html"
-    return render(request, template, context, status=status)
+    return render_page(request, "metrics/report.html", "metrics/report_body.html", context, status=status)
 
 
 def _report_context(

@@ -38,7 +38,7 @@ PAGE_READS = [
     # (url name, takes project pk, anonymous, annotators, researcher, admin)
     ("manage-projects", False, LOGIN, 403, 200, 200),
     ("manage-project-create", False, LOGIN, 403, 403, 200),
-    ("manage-project-edit", True, LOGIN, 403, 403, 200),
+    ("manage-project-edit", True, LOGIN, 403, 200, 200),  # researchers read the settings
     ("manage-batches", True, LOGIN, 403, 200, 200),
     ("manage-progress", True, LOGIN, 403, 200, 200),
 ]

@@ -336,9 +336,9 @@ ROUTES: dict[str, Route] = {
             "overlap": "1",
         },
     ),
-    "manage-project-edit": Route(
+    "manage-project-edit": Route(  # Settings: researchers read them
         kwargs=PROJECT_ID,
-        get=PAGE_ADMINS,
+        get=PAGE_READERS,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
         data=lambda w: {
             "name": w.project.name,
