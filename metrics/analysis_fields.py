@@ -133,6 +133,7 @@ class TargetField(TextField):
         return target
 
 
+@extend_schema_field(OpenApiTypes.STR)
 class PauseThresholdsField(serializers.Field):
     """Comma-separated pause thresholds in ms (a list also), checked by annotations.process.pause_thresholds."""
 
