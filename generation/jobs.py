@@ -37,7 +37,7 @@ from generation import client
 from generation.models import GenerationChunk, GenerationRecord, GenerationRun
 from generation.prompts import item_fields, prompt_render, prompt_sha256, template_parse
 from generation.services import Answered, generation_records_store
-from metrics.jobs import JobQueue
+from metrics.jobs import QueueSlot
 from metrics.models import TaskWorker
 
 logger = logging.getLogger(__name__)
@@ -48,18 +48,9 @@ BREAKER_FAILURES = 8  # failed calls in a row (after their retries) that stop a 
 RETRY = client.RetryPolicy()
 _INTERRUPTED = (SystemExit, KeyboardInterrupt)
 
-_queue: JobQueue | None = None
-
-
-def use_queue(queue: JobQueue) -> None:
-    global _queue
-    _queue = queue
-
-
-def _the_queue() -> JobQueue:
-    if _queue is None:
-        raise RuntimeError("no generation queue registered: generation.tasks registers it when the app is ready")
-    return _queue
+_slot = QueueSlot("generation.tasks")
+use_queue = _slot.use
+_the_queue = _slot.get
 
 
 def _api_key() -> str:

@@ -64,18 +64,25 @@ class JobQueue:
     fans_out: Callable[[], bool]  # True when chunk tasks run in worker processes, False when in this one
 
 
-_queue: JobQueue | None = None
+class QueueSlot:
+    """Where an app's task module registers its JobQueue when the app is ready (metrics, generation)."""
+
+    def __init__(self, owner: str) -> None:
+        self.owner = owner
+        self.queue: JobQueue | None = None
+
+    def use(self, queue: JobQueue) -> None:
+        self.queue = queue
+
+    def get(self) -> JobQueue:
+        if self.queue is None:
+            raise RuntimeError(f"no job queue registered: {self.owner} registers it when its app is ready")
+        return self.queue
 
 
-def use_queue(queue: JobQueue) -> None:
-    global _queue
-    _queue = queue
-
-
-def _the_queue() -> JobQueue:
-    if _queue is None:
-        raise RuntimeError("no job queue registered: metrics.tasks registers it when the metrics app is ready")
-    return _queue
+_slot = QueueSlot("metrics.tasks")
+use_queue = _slot.use
+_the_queue = _slot.get
 
 
 def jobs_fan_out() -> bool:
