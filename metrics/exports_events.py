@@ -60,24 +60,7 @@ EVENT_COLUMNS = (
 TEXT_AFTER = "text_after"
 _CSV_TEXT = frozenset({"external_id", "annotator", "condition", "key", "code", "input_type", "data", TEXT_AFTER})
 # What the event query reads, in order: the stored columns, `extra` as its JSON text.
-_STORED = (
-    "post_edit_id",
-    "visit_id",
-    "seq",
-    "t_ms",
-    "received_at",
-    "kind",
-    "key",
-    "code",
-    "modifiers",
-    "repeat",
-    "input_type",
-    "sel_start",
-    "sel_end",
-    "data",
-    "length_after",
-    "extra_text",
-)
+_STORED = ("post_edit_id", "visit_id", *EVENT_COLUMNS[1:-1], "extra_text")
 
 EVENT_FORMATS = {
     "csv": ExportFormat("csv", "text/csv; charset=utf-8", "csv"),
