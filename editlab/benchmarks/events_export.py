@@ -33,7 +33,7 @@ ANNOTATORS = 50
 CHUNK = 20_000
 COLUMNS = (
     "post_edit_id, visit_id, seq, t_ms, received_at, kind, key, code, modifiers, repeat, input_type, "
-    "sel_start, sel_end, data, deleted, length_after, extra"
+    "sel_start, sel_end, data, length_after, extra"
 )
 
 
@@ -146,7 +146,6 @@ def grow(total_events: int, per_post_edit: int, seed: int) -> int:
                         s,
                         e,
                         data,
-                        "",
                         after,
                         "{}",
                     )
@@ -167,7 +166,7 @@ def _insert(connection, rows: list[tuple]) -> None:
         return
     from django.db import transaction
 
-    marks = ", ".join(["%s"] * 17)
+    marks = ", ".join(["%s"] * len(COLUMNS.split(",")))
     with transaction.atomic(), connection.cursor() as cursor:  # one commit, not one sync per row
         for at in range(0, len(rows), CHUNK):
             cursor.executemany(f"INSERT INTO annotations_editevent ({COLUMNS}) VALUES ({marks})", rows[at : at + CHUNK])  # noqa: S608
