@@ -303,6 +303,8 @@ EDITLAB_CHUNK_MAX_ATTEMPTS = env_int("EDITLAB_CHUNK_MAX_ATTEMPTS", 3, minimum=1)
 # to its --error-logfile), one line per record with its request id; a 5xx is logged by
 # django.request at ERROR with its traceback.
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
+# The LLM client's libraries log every request at INFO/DEBUG; quiet unless asked.
+HTTP_LOG_LEVEL = env_choice("EDITLAB_HTTP_LOG_LEVEL", "WARNING", ("DEBUG", "INFO", "WARNING", "ERROR"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -320,5 +322,8 @@ LOGGING = {
     },
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     # Django's own handlers print only with DEBUG or mail admins; ours take their place.
-    "loggers": {"django": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False}},
+    "loggers": {
+        "django": {"handlers": ["stderr"], "level": LOG_LEVEL, "propagate": False},
+        **{name: {"level": HTTP_LOG_LEVEL} for name in ("httpx", "httpcore", "openai")},
+    },
 }

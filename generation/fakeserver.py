@@ -70,6 +70,7 @@ class FakeServer:
         self.fault_for = fault_for
         self.timeout_s, self.huge_chars, self.model_name = timeout_s, huge_chars, model_name
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []  # the Authorization header of every request, in order
         self.lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -141,6 +142,8 @@ class FakeServer:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length)
+        with self.lock:
+            self.authorizations.append(handler.headers.get("Authorization") or "")
         try:
             body = json.loads(raw)
         except ValueError:

@@ -220,10 +220,12 @@ def test_the_api_key_is_sent_and_never_stored(project, server, prompt_file, sett
     settings.EDITLAB_LLM_API_KEY = "sk-test-0123456789"
     seen = []
     server.fault_for = lambda body: seen.append(1) or "ok"
-    generate(server, prompt_file, "--items", "q0")
+    shown = generate(server, prompt_file, "--items", "q0")
     run = GenerationRun.objects.get()
     stored = repr(list(GenerationRun.objects.values())) + repr(list(GenerationRecord.objects.values()))
     assert "sk-test" not in stored and run.generated == 1
+    assert "sk-test" not in shown and shown
+    assert server.authorizations == ["Bearer sk-test-0123456789"]
 
 
 def test_a_server_dying_mid_job_stops_the_run_and_the_same_command_resumes(project, prompt_file, monkeypatch):
