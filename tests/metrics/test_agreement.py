@@ -20,8 +20,14 @@ from hypothesis import strategies as st
 
 from metrics.analysis.agreement import ICC_TYPES, intraclass, krippendorff_alpha
 
-PINGOUIN_NAMES = {"ICC(1,1)": "ICC1", "ICC(2,1)": "ICC2", "ICC(3,1)": "ICC3",
-                  "ICC(1,k)": "ICC1k", "ICC(2,k)": "ICC2k", "ICC(3,k)": "ICC3k"}
+PINGOUIN_NAMES = {
+    "ICC(1,1)": "ICC1",
+    "ICC(2,1)": "ICC2",
+    "ICC(3,1)": "ICC3",
+    "ICC(1,k)": "ICC1k",
+    "ICC(2,k)": "ICC2k",
+    "ICC(3,k)": "ICC3k",
+}
 
 
 def iwslt(shared_data: Path) -> pd.DataFrame:
@@ -81,7 +87,8 @@ reliability_data = st.integers(2, 6).flatmap(
     lambda raters: st.integers(2, 12).flatmap(
         lambda units: st.lists(
             st.lists(st.one_of(st.none(), st.integers(0, 6)), min_size=units, max_size=units),
-            min_size=raters, max_size=raters,
+            min_size=raters,
+            max_size=raters,
         )
     )
 )
@@ -121,8 +128,9 @@ def test_alpha_refuses_an_unknown_level():
 
 def _pingouin(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     table = pingouin.intraclass_corr(data=frame, targets="item", raters="annotator", ratings=column, nan_policy="omit")
-    table["key"] = [PINGOUIN_NAMES[name] for name in ["ICC(1,1)", "ICC(2,1)", "ICC(3,1)", "ICC(1,k)", "ICC(2,k)",
-                                                          "ICC(3,k)"]]
+    table["key"] = [
+        PINGOUIN_NAMES[name] for name in ["ICC(1,1)", "ICC(2,1)", "ICC(3,1)", "ICC(1,k)", "ICC(2,k)", "ICC(3,k)"]
+    ]
     return table.set_index("key")
 
 
