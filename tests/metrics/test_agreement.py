@@ -7,7 +7,6 @@ IWSLT2019 (Scarton et al. 2019): five editors post-edited the same 1,047 segment
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import krippendorff
@@ -19,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.analysis.agreement import ICC_TYPES, intraclass, krippendorff_alpha
+from tests.metrics.iwslt_frame import iwslt_frame
 
 PINGOUIN_NAMES = {
     "ICC(1,1)": "ICC1",
@@ -31,15 +31,7 @@ PINGOUIN_NAMES = {
 
 
 def iwslt(shared_data: Path) -> pd.DataFrame:
-    folder = shared_data / "iwslt2019"
-    names = [name.strip("<>") for name in (folder / "header").read_text().strip().split("\t")]
-    frames = []
-    for annotator in range(5):
-        frame = pd.read_csv(folder / f"ann{annotator}", sep="\t", header=None, names=names, quoting=csv.QUOTE_NONE)
-        frames.append(frame.assign(annotator=f"ann{annotator}"))
-    data = pd.concat(frames, ignore_index=True)
-    data["item"] = data["file_name"] + ":" + data["line_in_file"].astype(str)
-    return data[["annotator", "item", "keystrokes", "time"]]
+    return iwslt_frame(shared_data)[["annotator", "item", "keystrokes", "time"]]
 
 
 def reliability(frame: pd.DataFrame, column: str) -> np.ndarray:

@@ -21,6 +21,7 @@ import pytest
 
 from metrics.analysis.conditions import FEW_EDITS, analyze_conditions, condition_model
 from metrics.analysis.mixed import SINGULAR_MESSAGE, mixed_model
+from tests.metrics.iwslt_frame import iwslt_frame
 
 SCRIPT = Path(__file__).parent / "r" / "lmer_fit.R"
 REL = 1e-6
@@ -75,14 +76,7 @@ def assert_coefficient(r: dict, name: str, estimate, se, df, t, p, ci) -> None:
 
 def iwslt_excerpt(shared_data: Path, items: int = 60) -> pd.DataFrame:
     """The first `items` segments (by file and line) of IWSLT2019, each post-edited by all five editors."""
-    folder = shared_data / "iwslt2019"
-    names = [name.strip("<>") for name in (folder / "header").read_text().strip().split("\t")]
-    frames = []
-    for annotator in range(5):
-        frame = pd.read_csv(folder / f"ann{annotator}", sep="\t", header=None, names=names, quoting=csv.QUOTE_NONE)
-        frames.append(frame.assign(annotator=f"ann{annotator}"))
-    data = pd.concat(frames, ignore_index=True)
-    data["item"] = data["file_name"] + ":" + data["line_in_file"].astype(str)
+    data = iwslt_frame(shared_data)
     chosen = sorted(data["item"].unique())[:items]
     data = data[data["item"].isin(chosen)]
     return data[["annotator", "item", "HTER", "keystrokes", "time"]].reset_index(drop=True)
