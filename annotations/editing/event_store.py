@@ -1,9 +1,8 @@
 """The event log's storage: the raw SQL of the editor's hot paths (ingestion, autosave), and reading
 a log back.
 
-Ingestion runs ~100 batches/s and autosave ~17 saves/s with 200 annotators
-(editlab/benchmarks/load/), so their statements are written by hand: the ORM's compilation and per-field preparation cost about a millisecond of
-CPU per batch each. Everything here runs inside the caller's transaction, after the caller has
+These run on every event batch and autosave, so their statements are written by hand (what the ORM
+cost, measured: editlab/benchmarks/results/plain_sql.md). Everything here runs inside the caller's transaction, after the caller has
 locked the post-edit row (annotations/editing/locks.py); table and column names come from the
 models' metadata and are quoted by the backend, values always go as parameters.
 """
