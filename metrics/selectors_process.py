@@ -3,7 +3,8 @@
 
 Every post-edit with a stored log counts, live or imported (an imported study that carries its
 log); post-edits without one have no process measures (they are never given invented values).
-Logs are read one post-edit at a time, so memory holds one log, never the whole selection's.
+Logs are read a chunk of post-edits at a time (two queries a chunk), so memory holds one chunk's
+logs, never the whole selection's.
 """
 
 import math
@@ -11,8 +12,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import pandas as pd
 
-from annotations.editing.event_store import stored_log
-from annotations.models import PostEdit
+from annotations.editing.logs import stored_logs
+from annotations.models import PostEdit, start_text_of_post_edit
 from annotations.process import (
     DEFAULT_PAUSE_THRESHOLDS_MS,
     ProcessMeasures,
@@ -21,25 +22,25 @@ from annotations.process import (
     process_measures,
 )
 
-CHUNK = 200  # post-edits fetched per query (their logs are read one by one)
-
-
-def logged_post_edits(post_edit_ids: Iterable[int]):
-    """The post-edits of these ids that have a stored event log, by id."""
-    return (
-        PostEdit.objects.filter(id__in=list(post_edit_ids), events__isnull=False)
-        .distinct()
-        .select_related("assignment__item")
-        .order_by("id")
-    )
+CHUNK = 100  # post-edits whose logs are read together (a chunk's logs are in memory at once)
 
 
 def process_measures_stream(
     *, post_edit_ids: Iterable[int], thresholds_ms: Sequence[float] = DEFAULT_PAUSE_THRESHOLDS_MS
 ) -> Iterator[tuple[int, ProcessMeasures]]:
-    """(post_edit_id, its process measures) of every post-edit with a stored log, by id, one log at a time."""
-    for post_edit in logged_post_edits(post_edit_ids).iterator(chunk_size=CHUNK):
-        yield post_edit.id, process_measures(post_edit.start_text, stored_log(post_edit), thresholds_ms=thresholds_ms)
+    """(post_edit_id, its process measures) of every post-edit with a stored log, by id, a chunk of logs
+    at a time."""
+    ids = sorted(set(post_edit_ids))
+    for low in range(0, len(ids), CHUNK):
+        chunk = ids[low : low + CHUNK]
+        starts = dict(
+            PostEdit.objects.filter(id__in=chunk).annotate(start=start_text_of_post_edit()).values_list("id", "start")
+        )
+        logs = stored_logs(chunk)
+        for post_edit_id in chunk:
+            log = logs.pop(post_edit_id, None)
+            if log:
+                yield post_edit_id, process_measures(starts[post_edit_id], log, thresholds_ms=thresholds_ms)
 
 
 def process_frame(

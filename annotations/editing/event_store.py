@@ -1,5 +1,5 @@
-"""The event log's storage: the raw SQL of the editor's hot paths (ingestion, autosave), and reading
-a log back.
+"""The event log's storage: the raw SQL of the editor's hot paths (ingestion, autosave). Reading a
+log back is annotations/editing/logs.py.
 
 These run on every event batch and autosave, so their statements are written by hand (what the ORM
 cost, measured: editlab/benchmarks/results/plain_sql.md). Everything here runs inside the caller's transaction, after the caller has
@@ -14,8 +14,6 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import DEFAULT_DB_ALIAS, connection
-from django.db.models import TextField
-from django.db.models.functions import Cast
 
 from annotations.editing.errors import UnknownVisit
 from annotations.log_event import LogEvent
@@ -134,7 +132,7 @@ def stored_times_around(post_edit_id: int, visit_id: int, low: int, high: int) -
 
 
 # The columns stored as the LogEvent carries them (same names on both sides), written by
-# event_row and read back by stored_log in this order.
+# event_row and read back by annotations/editing/logs.py in this order.
 EVENT_VALUE_COLUMNS = (
     "key",
     "code",
@@ -373,61 +371,3 @@ def stored_seqs_and_top(post_edit_id: int, seqs: list[int]) -> dict[int, int | N
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return dict(cursor.fetchall())
-
-
-LOG_COLUMNS = (
-    "seq",
-    "t_ms",
-    "kind",
-    "visit_id",
-    *EVENT_VALUE_COLUMNS,
-    "length_after",
-    "extra_text",
-)
-
-
-def stored_log(post_edit: PostEdit) -> list[LogEvent]:
-    """The post-edit's events in seq order, as the pure effort/replay functions take them."""
-    # Column values, not model instances, and `extra` as text (nearly always "{}"): a long log
-    # loads without the JSON and UUID field converters.
-    pages = {pk: str(page_id) for pk, page_id in post_edit.visits.values_list("pk", "page_id")}
-    rows = post_edit.events.order_by("seq").annotate(extra_text=Cast("extra", TextField())).values_list(*LOG_COLUMNS)
-    log = []
-    for (
-        seq,
-        t_ms,
-        kind,
-        visit_id,
-        key,
-        code,
-        modifiers,
-        repeat,
-        input_type,
-        start,
-        end,
-        data,
-        length,
-        extra_text,
-    ) in rows:
-        extra = json.loads(extra_text) if extra_text and extra_text != "{}" else {}
-        log.append(
-            LogEvent(
-                seq=seq,
-                t_ms=t_ms,
-                kind=kind,
-                visit=pages.get(visit_id, ""),
-                key=key,
-                code=code,
-                modifiers=modifiers,
-                repeat=repeat,
-                input_type=input_type,
-                sel_start=start,
-                sel_end=end,
-                data=data,
-                length_after=length,
-                state=extra.get("state", ""),
-                source=extra.get("src", ""),
-                full_text=bool(extra.get("f", False)),
-            )
-        )
-    return log

@@ -15,7 +15,7 @@ from annotations.editing.clock import (
     tolerance_left_ms,
 )
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
-from annotations.editing.event_store import stored_log
+from annotations.editing.logs import stored_log
 from annotations.editing.locks import locked_post_edit, visit_of
 from annotations.editing.navigation import Navigation, navigation_after, next_url_for
 from annotations.editing.selectors import shown_condition

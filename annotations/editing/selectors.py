@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotations.design import Condition, DesignError
 from annotations.editing.clock import bounded_effort, granted_tolerance_ms
-from annotations.editing.event_store import stored_log
+from annotations.editing.logs import stored_log
 from annotations.editing.navigation import next_url_for
 from annotations.highlights import highlight_edits
 from annotations.models import PostEdit, Visit

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotations.editing.event_store import stored_log
+from annotations.editing.logs import stored_log
 from annotations.log_event import LogEvent
 from annotations.models import PostEdit
 from annotations.process import measures_of_trace, s_notation_of_trace, trace_log

@@ -1,7 +1,7 @@
 """Speed of the process measures (annotations.process): synthetic post-edits in memory.
 
     python -m editlab.benchmarks.process [--post-edits N] [--events E] [--workers W] [--graph-only]
-                                         [--output FILE]
+                                         [--stored N --database-url URL] [--output FILE]
 
 Each synthetic post-edit is a ~150-character MT output edited as post-editors edit: typing at the
 end and inside the text (keydown, beforeinput, input), Backspace runs, arrow keys, a paste now and
@@ -10,7 +10,10 @@ made once and reused in turn (every post-edit is computed in full: trace, measur
 default thresholds, nothing cached). Timed: one process, then W processes (multiprocessing, the
 logs sent to the workers in chunks), for N post-edits. The S-notation is not part of it (computed
 on demand for one post-edit). Also timed: the replay page's process graph (and S-notation) of one
-20,000-event post-edit. Numbers go to --output between markers (re-runs replace them).
+20,000-event post-edit. With --stored N, also the path analyze takes: N post-edits of E events
+stored in a throwaway database (events_export's synthetic logs), their measures read and computed
+by metrics.selectors_process.process_frame in one process, the time split into reading the logs and
+computing. Numbers go to --output between markers (re-runs replace them).
 """
 
 import argparse
@@ -89,6 +92,53 @@ def _run(span: tuple[int, int]) -> int:
     return intervals
 
 
+STORED_START, STORED_END = "<!-- benchmark:process-stored:start -->", "<!-- benchmark:process-stored:end -->"
+
+
+def run_stored(database_url: str | None, post_edits: int, events: int) -> list[str]:
+    """process_frame over `post_edits` stored post-edits of `events` events: wall, reading, computing."""
+    import tempfile
+
+    from editlab.benchmarks import events_export
+    from editlab.benchmarks.support import setup_django
+
+    with tempfile.TemporaryDirectory() as folder:
+        vendor = setup_django(database_url, Path(folder))
+        from annotations.models import PostEdit
+        from annotations.process import measures as measures_module
+        from metrics import selectors_process
+
+        began = time.perf_counter()
+        stored = events_export.grow(post_edits * events, events, seed=11)
+        filled = time.perf_counter() - began
+        ids = list(
+            PostEdit.objects.filter(assignment__item__project__name=events_export.PROJECT).values_list("id", flat=True)
+        )
+        computing = [0.0]
+        compute = measures_module.process_measures
+
+        def timed_compute(*args, **kwargs):
+            began = time.perf_counter()
+            try:
+                return compute(*args, **kwargs)
+            finally:
+                computing[0] += time.perf_counter() - began
+
+        selectors_process.process_measures = timed_compute
+        try:
+            wall, cpu = time.perf_counter(), time.process_time()
+            frame = selectors_process.process_frame(post_edit_ids=ids)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        finally:
+            selectors_process.process_measures = compute
+    return [
+        f"- {vendor}: {len(frame):,} stored post-edits, {stored:,} events (stored in {filled:.0f} s, not timed)",
+        f"- process_frame, one process: {wall:.1f} s ({cpu:.1f} s CPU of this process; "
+        f"{wall / len(frame) * 1e6:.0f} µs a post-edit): computing {computing[0]:.1f} s, "
+        f"reading the logs {wall - computing[0]:.1f} s",
+    ]
+
+
 GRAPH_START, GRAPH_END = "<!-- benchmark:process-graph:start -->", "<!-- benchmark:process-graph:end -->"
 
 
@@ -147,7 +197,24 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--output", type=Path, default=result_file("process"))
     parser.add_argument("--graph-only", action="store_true", help="time only the replay page's process graph")
+    parser.add_argument("--stored", type=int, default=0, help="also time N post-edits read from a database")
+    parser.add_argument("--database-url", help="the throwaway database for --stored (default: a SQLite file)")
     options = parser.parse_args()
+    if options.stored:
+        lines = run_stored(options.database_url, options.stored, options.events)
+        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+        body = "\n".join(
+            [
+                STORED_START,
+                f"Measures of stored logs (--stored, {time.strftime('%Y-%m-%d')}, load average {load}):",
+                "",
+                *lines,
+                STORED_END,
+            ]
+        )
+        print(body)
+        write_section(options.output, STORED_START, STORED_END, body)
+        return
     graph = "\n".join([GRAPH_START, "The replay page's process graph:", "", *run_graph(), GRAPH_END])
     print(graph)
     write_section(options.output, GRAPH_START, GRAPH_END, graph)

@@ -6,7 +6,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from annotations.editing.event_store import stored_log
+from annotations.editing.logs import stored_log
 from annotations.editing.lifecycle import post_edit_open
 from annotations.editing.selectors import editor_config
 from annotations.models import Assignment, EditEvent

@@ -13,7 +13,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotations.editing.event_store import stored_log
+from annotations.editing.logs import stored_log
 from annotations.editing.ingestion import post_edit_ingest_events
 from annotations.editing.lifecycle import post_edit_submit
 from annotations.models import EditEvent, PostEdit

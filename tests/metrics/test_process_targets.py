@@ -15,11 +15,12 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotations.editing.event_store import stored_log
 from annotations.editing.ingestion import post_edit_ingest_events
 from annotations.editing.lifecycle import post_edit_open, post_edit_submit
+from annotations.editing.logs import stored_log, stored_logs
 from annotations.models import PostEdit
 from annotations.process import process_measures
+from metrics import selectors_process
 from metrics.analysis_options import selection_build
 from metrics.reports import report_build
 from metrics.selection_data import clear_cache
@@ -231,3 +232,21 @@ def test_measures_do_not_depend_on_how_the_log_was_cut_into_batches(annotator, g
     expected = process_measures(ORIGINAL, stored_log(whole))
     assert process_measures(batched.start_text, stored_log(batched)) == expected
     assert expected.at(1000).count == pauses_at(gaps, 1000)
+
+
+def test_logs_read_in_chunks_equal_the_logs_read_one_by_one(study, monkeypatch):
+    project, _, unlogged = study
+    post_edits = list(PostEdit.objects.filter(assignment__item__project=project).order_by("id"))
+    logs = stored_logs(post_edit.id for post_edit in post_edits)
+    assert unlogged.id not in logs and len(logs) == len(STUDY)
+    assert all(logs[post_edit.id] == stored_log(post_edit) for post_edit in post_edits if post_edit.id in logs)
+    ids = [post_edit.id for post_edit in post_edits]
+    whole = dict(selectors_process.process_measures_stream(post_edit_ids=ids))
+    monkeypatch.setattr(selectors_process, "CHUNK", 4)  # chunks of 4 and 3 (one unlogged)
+    assert dict(selectors_process.process_measures_stream(post_edit_ids=reversed(ids))) == whole
+    assert list(whole) == [post_edit.id for post_edit in post_edits if post_edit.id in logs]
+    assert all(
+        whole[post_edit.id] == process_measures(post_edit.start_text, stored_log(post_edit))
+        for post_edit in post_edits
+        if post_edit.id in logs
+    )
