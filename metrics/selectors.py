@@ -12,17 +12,21 @@ they were first opened. The published protocol's split (metrics.analysis.knn) de
 order, as scikit-learn's train_test_split does on the order of the rows it is given.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from django.db.models import Count, F, Q, QuerySet
 
 from annotations.editing.selectors import recomputed_active_ms
 from annotations.models import EFFORT_FIELDS, Assignment, PostEdit, Project, start_text_of_post_edit
 from editlab import limits
 from metrics.models import MetricValue
+
+if TYPE_CHECKING:  # the frames' functions import pandas when called: the apps' start does not pay for it
+    import pandas as pd
 
 # Analysis target -> the PostEdit effort field it reads.
 TARGETS = {"wall_time": "wall_ms", "active_time": "active_ms", "keystrokes": "keystrokes", "allkeys": "allkeys"}
@@ -156,6 +160,8 @@ def post_edit_frame(
     metrics=None means every metric with a stored value in the selection.
     Two queries in total, whatever the size: the post-edits, then the values (pivoted).
     """
+    import pandas as pd
+
     for variant in variants:
         metric_column("x", variant)  # validates
     qs = post_edit_queryset(
@@ -279,6 +285,8 @@ def active_times(*, post_edit_ids: Sequence[int], thresholds_s: Sequence[float])
     """Active time (ms) of each live post-edit with a stored event log, recomputed for every idle
     threshold (seconds): one column per threshold, indexed by post_edit_id; post-edits without a
     log (imported ones, or never logged) are not in it. The stored effort values are not touched."""
+    import pandas as pd
+
     logged = (
         PostEdit.objects.filter(id__in=list(post_edit_ids), origin=PostEdit.LIVE, events__isnull=False)
         .distinct()

@@ -224,7 +224,8 @@ def main() -> None:
     body = "\n".join(
         [
             START,
-            f"Process measures (python -m editlab.benchmarks.process, {time.strftime('%Y-%m-%d')}):",
+            f"Process measures (python -m editlab.benchmarks.process, {time.strftime('%Y-%m-%d')}, "
+            f"load average {', '.join(f'{value:.2f}' for value in os.getloadavg())} at the end):",
             "",
             *lines,
             END,

@@ -3,10 +3,11 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotations.importers import FORMATS, ImportDataError, import_items
 from annotations.importers.table import mapping_pairs
+from editlab.commands import DataCommand
 
 
 def parse_mapping(text: str) -> dict[str, str]:
@@ -17,7 +18,7 @@ def parse_mapping(text: str) -> dict[str, str]:
         raise CommandError(str(exc)) from None
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Import items (and, for finished studies, post-edits with their effort) into a project."
 
     def add_arguments(self, parser: CommandParser) -> None:

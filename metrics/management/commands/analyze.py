@@ -26,9 +26,10 @@ import csv
 import io
 import json
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotations.models import Project
+from editlab.commands import DataCommand
 from metrics.analysis import condition_rows, summary_rows
 from metrics.analysis.documents import document_columns, document_rows
 from metrics.analysis.scenarios import comparison_rows
@@ -92,7 +93,7 @@ def command_options(options: dict) -> dict:
     return data
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Print which metric predicts the measured effort for a project (correlations, KNN R², effort model)."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -2,15 +2,16 @@
 
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from annotations.models import Project
+from editlab.commands import DataCommand
 from metrics.selectors import VARIANTS
 from metrics.services import ComputeError, metric_values_compute
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Compute the missing and stale metric values of a project's submitted post-edits (incremental)."
 
     def add_arguments(self, parser) -> None:

@@ -9,14 +9,15 @@ import functools
 import os
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotations.models import Project
+from editlab.commands import DataCommand
 from metrics.exports import FORMATS, export_spec, export_stream
 from metrics.exports_events import EVENT_FORMATS, EventExportSpec, event_export_stream
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Export one row per submitted post-edit (item fields, texts, effort, every metric value), streamed."
 
     def add_arguments(self, parser) -> None:

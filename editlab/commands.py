@@ -1,0 +1,21 @@
+"""What editlab's data commands share: the system checks they run.
+
+A command that imports, scores, analyses or exports a study serves no page, yet Django's default
+checks load the URL configuration, and through it every view and the analysis and plotting
+libraries behind them (scikit-learn, statsmodels, scipy, matplotlib, nltk): a quarter of a GB in
+every such process before its first row (measured in editlab/benchmarks/results/scale.md). These
+commands run every tagged check but the URL configuration's; `manage.py check`, `migrate` and the
+web server still check the URLs.
+"""
+
+from typing import Any
+
+from django.core import checks
+from django.core.management.base import BaseCommand
+
+
+class DataCommand(BaseCommand):
+    def check(self, *args: Any, tags: Any = None, **kwargs: Any) -> None:
+        if not tags:
+            tags = sorted(set(checks.registry.registry.tags_available()) - {checks.Tags.urls})
+        super().check(*args, tags=tags, **kwargs)
