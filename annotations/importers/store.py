@@ -123,30 +123,33 @@ def _create_items(project: Project, rows: list[ItemRow]) -> dict[str, int]:
         return {}
     last = project.items.aggregate(last=Max("position"))["last"]
     start = 0 if last is None else last + 1
-    items = [
-        Item(
-            project=project,
-            external_id=row.external_id,
-            source=row.source,
-            model_output=row.model_output,
-            instruction=row.instruction,
-            references=row.references,
-            gold_edits=row.gold_edits,
-            task_type=row.task_type,
-            meta=row.meta,
-            position=start + n,
-            document=row.document,
-            document_position=row.document_position,
-            outputs=row.outputs,
-            highlights=row.highlights,
-            practice=row.practice,
-        )
-        for n, row in enumerate(rows)
-    ]
-    project.draw_instructions(items)
-    # SQLite >= 3.35 and PostgreSQL both return the new primary keys from bulk inserts.
-    created = Item.objects.bulk_create(items, batch_size=BULK_SIZE)
-    return {item.external_id: item.pk for item in created}
+    ids: dict[str, int] = {}
+    # A chunk's model instances at a time: memory holds BULK_SIZE of them, not the whole file's.
+    for low in range(0, len(rows), BULK_SIZE):
+        items = [
+            Item(
+                project=project,
+                external_id=row.external_id,
+                source=row.source,
+                model_output=row.model_output,
+                instruction=row.instruction,
+                references=row.references,
+                gold_edits=row.gold_edits,
+                task_type=row.task_type,
+                meta=row.meta,
+                position=start + low + n,
+                document=row.document,
+                document_position=row.document_position,
+                outputs=row.outputs,
+                highlights=row.highlights,
+                practice=row.practice,
+            )
+            for n, row in enumerate(rows[low : low + BULK_SIZE])
+        ]
+        project.draw_instructions(items)
+        # SQLite >= 3.35 and PostgreSQL both return the new primary keys from bulk inserts.
+        ids.update((item.external_id, item.pk) for item in Item.objects.bulk_create(items))
+    return ids
 
 
 def _annotator_account(name: str, user, report: ImportReport):
@@ -172,40 +175,40 @@ def _create_post_edits(
     if not rows:
         return
     now = timezone.now()
-    assignments = Assignment.objects.bulk_create(
-        [
-            Assignment(
-                item_id=item_ids[row.external_id],
-                annotator=users[row.annotator],
-                status=Assignment.SUBMITTED,
-                finished=now,
-                condition=row.condition,
-            )
-            for row in rows
-        ],
-        batch_size=BULK_SIZE,
-    )
-    PostEdit.objects.bulk_create(
-        [
-            PostEdit(
-                assignment=assignment,
-                text=row.text,
-                draft_text=row.text,
-                origin=PostEdit.IMPORTED,
-                origin_detail={
-                    "format": plan.fmt,
-                    "file": row.origin.file,
-                    "line": row.origin.line,
-                    **({"line_endings": row.line_endings} if row.line_endings else {}),
-                },
-                definition_version=plan.definition_version,
-                submitted_at=now,
-                extra=row.extra,
-                condition=row.condition,
-                start_override=starts.get((row.external_id, row.annotator)),
-                **row.effort,
-            )
-            for assignment, row in zip(assignments, rows, strict=True)
-        ],
-        batch_size=BULK_SIZE,
-    )
+    for low in range(0, len(rows), BULK_SIZE):
+        chunk = rows[low : low + BULK_SIZE]
+        assignments = Assignment.objects.bulk_create(
+            [
+                Assignment(
+                    item_id=item_ids[row.external_id],
+                    annotator=users[row.annotator],
+                    status=Assignment.SUBMITTED,
+                    finished=now,
+                    condition=row.condition,
+                )
+                for row in chunk
+            ]
+        )
+        PostEdit.objects.bulk_create(
+            [
+                PostEdit(
+                    assignment=assignment,
+                    text=row.text,
+                    draft_text=row.text,
+                    origin=PostEdit.IMPORTED,
+                    origin_detail={
+                        "format": plan.fmt,
+                        "file": row.origin.file,
+                        "line": row.origin.line,
+                        **({"line_endings": row.line_endings} if row.line_endings else {}),
+                    },
+                    definition_version=plan.definition_version,
+                    submitted_at=now,
+                    extra=row.extra,
+                    condition=row.condition,
+                    start_override=starts.get((row.external_id, row.annotator)),
+                    **row.effort,
+                )
+                for assignment, row in zip(assignments, chunk, strict=True)
+            ]
+        )
