@@ -123,6 +123,11 @@ if DATABASES["default"]["ENGINE"] == "editlab.postgresql" and env_bool("DATABASE
     # event batch (editlab/benchmarks/event_batch.py). Off behind a pooler in transaction mode
     # (PgBouncer before 1.21), which cannot keep a connection's prepared statements.
     DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
+if DATABASES["default"]["ENGINE"] == "editlab.postgresql" and not env_bool("DATABASE_SERVER_SIDE_CURSORS", True):
+    # Streamed reads (exports, analyses over event logs) use server-side cursors, which a pooler in
+    # transaction mode cannot keep across statements outside a transaction; off, each such read
+    # fetches its result whole (memory then grows with the export).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Annotators write events concurrently; wait for the lock instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 20, "transaction_mode": "IMMEDIATE"}

@@ -412,3 +412,14 @@ def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler():
     result = _check({**environment, "DATABASE_PREPARED_STATEMENTS": "sometimes"})
     assert result.returncode != 0
     assert "DATABASE_PREPARED_STATEMENTS='sometimes' is not a boolean" in result.stderr
+
+
+def test_server_side_cursors_can_be_turned_off_for_a_transaction_pooler():
+    environment = {**PRODUCTION, "DATABASE_URL": "postgres://editlab@db.example:5432/editlab"}
+    on = _settings_of(environment, "DATABASES")["DATABASES"]["default"]
+    off = _settings_of({**environment, "DATABASE_SERVER_SIDE_CURSORS": "0"}, "DATABASES")["DATABASES"]["default"]
+    assert on.get("DISABLE_SERVER_SIDE_CURSORS", False) is False
+    assert off["DISABLE_SERVER_SIDE_CURSORS"] is True
+    result = _check({**environment, "DATABASE_SERVER_SIDE_CURSORS": "often"})
+    assert result.returncode != 0
+    assert "DATABASE_SERVER_SIDE_CURSORS='often' is not a boolean" in result.stderr
