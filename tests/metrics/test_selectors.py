@@ -1,5 +1,6 @@
 import math
 
+import pandas.testing as pandas_testing
 import pytest
 
 from annotations.models import Assignment, PostEdit
@@ -129,3 +130,13 @@ def test_the_frame_carries_condition_and_practice_and_practice_can_be_left_out()
     assert post_edit_frame(project=project, include_practice=False)["post_edit_id"].tolist() == [real.pk]
     assert list(post_edit_queryset(project=project, include_practice=False)) == [real]
     assert practice_count(post_edit_queryset(project=project)) == 1
+
+
+def test_the_frame_is_the_same_whatever_chunk_the_values_are_read_in(selection, monkeypatch):
+    import metrics.selectors as selectors
+
+    project, _, _ = selection
+    whole = post_edit_frame(project=project)
+    monkeypatch.setattr(selectors, "VALUE_CHUNK", 1)  # every value in a chunk of its own
+    pandas_testing.assert_frame_equal(post_edit_frame(project=project), whole)
+    assert whole.dtypes[list(whole.columns[-4:])].tolist() == [float] * 4
