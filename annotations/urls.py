@@ -48,6 +48,11 @@ urlpatterns: list = [
     ),
     # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
     path("manage/post-edits/<int:post_edit_id>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),
+    path(
+        "manage/post-edits/<int:post_edit_id>/replay/graph.png",
+        replay_views.post_edit_process_graph_png,
+        name="manage-post-edit-process-graph",
+    ),
     # Importing items and finished studies, admins only (annotations/views/imports.py).
     path("manage/import/", import_views.import_page, name="manage-import"),
     path("manage/import/mapping/", import_views.import_mapping, name="manage-import-mapping"),

@@ -9,7 +9,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotations.process import MEASURES, THRESHOLD_MEASURES, MeasureNameError, parse_measure, pause_thresholds
+from annotations.process import (
+    MEASURES,
+    THRESHOLD_MEASURES,
+    MeasureNameError,
+    measure_name,
+    parse_measure,
+    pause_thresholds,
+)
 from annotations.process.measures import threshold_text
 from editlab import limits
 from editlab.refusals import Refusal
@@ -115,6 +122,35 @@ def process_target(target: str, targets: Iterable[str]) -> tuple[str, float | No
             f"{', '.join(MEASURES)}, or at a pause threshold T in ms: "
             + ", ".join(f"{name}@T" for name in THRESHOLD_MEASURES)
         ) from None
+
+
+def target_groups(*, targets: Sequence[str], chosen: str = "", thresholds: str | None = None) -> list[dict]:
+    """The report page's target choices, grouped: the effort targets, the process measures without a
+    threshold, then the threshold measures at each pause threshold of `thresholds` (the page's
+    pause_thresholds; the defaults when absent or refused, the refusal is the analysis's to show) and
+    at the chosen target's own threshold. Each group is {"label", "targets"}."""
+    try:
+        listed = set(pause_thresholds(thresholds))
+    except MeasureNameError:
+        listed = set(pause_thresholds(None))
+    try:
+        chosen_at = parse_measure(chosen)[1]
+    except MeasureNameError:
+        chosen_at = None
+    if chosen_at is not None:
+        listed.add(chosen_at)
+    groups = [
+        {"label": "effort", "targets": list(targets)},
+        {"label": "process (docs/process.md)", "targets": list(MEASURES)},
+    ]
+    for threshold in sorted(listed):
+        groups.append(
+            {
+                "label": f"process, pause threshold {threshold:g} ms",
+                "targets": [measure_name(name, threshold) for name in THRESHOLD_MEASURES],
+            }
+        )
+    return groups
 
 
 class TargetField(TextField):

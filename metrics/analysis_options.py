@@ -35,6 +35,7 @@ from metrics.analysis_fields import (  # noqa: F401
     flag_parse,
     idle_seconds,
     process_target,
+    target_groups,
 )
 from metrics.models import MetricValue
 from metrics.selectors import (
@@ -44,7 +45,8 @@ from metrics.selectors import (
     post_edit_queryset,
 )
 
-# (FLAG_CHOICES, FLAG_VALUES, MAX_IDLE_THRESHOLD_S, FlagField, flag_parse: other modules import them from here.)
+# (FLAG_CHOICES, FLAG_VALUES, MAX_IDLE_THRESHOLD_S, FlagField, flag_parse, target_groups: other modules
+# import them from here.)
 
 ORIGINS = (PostEdit.LIVE, PostEdit.IMPORTED)
 

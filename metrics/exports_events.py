@@ -67,6 +67,7 @@ EVENT_FORMATS = {
     "jsonl": ExportFormat("jsonl", "application/x-ndjson; charset=utf-8", "jsonl"),
     "parquet": ExportFormat("parquet", "application/vnd.apache.parquet", "parquet"),
     "idfx": ExportFormat("idfx", "application/zip", "idfx.zip"),
+    "critt-kd": ExportFormat("critt-kd", "application/zip", "kd.zip"),
 }
 
 
@@ -303,6 +304,10 @@ def event_export_stream(spec: EventExportSpec, fmt: str, *, chunk_size: int = CH
         from metrics.exports_idfx import stream_idfx_zip
 
         return stream_idfx_zip(spec)
+    if fmt == "critt-kd":
+        from metrics.exports_critt import stream_kd_zip
+
+        return stream_kd_zip(spec)
     streams = {"csv": stream_events_csv, "jsonl": stream_events_jsonl, "parquet": stream_events_parquet}
     return streams[fmt](spec, chunk_size=chunk_size)
 

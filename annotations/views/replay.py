@@ -1,5 +1,6 @@
 """The replay page: any post-edit's event log, applied step by step (slider and play button), with its
-process graph (an SVG, also to download), a few process measures and its S-notation (docs/process.md).
+process graph (an SVG, also to download, and as PNG from its own URL), a few process measures and its
+S-notation (docs/process.md).
 
 Admins and researchers may watch it (it changes nothing); annotators get a 404, even for their own
 edits (the log is the study's instrument, not their view); anonymous users go to the login page.
@@ -17,6 +18,7 @@ from annotations.log_event import LogEvent
 from annotations.models import PostEdit
 from annotations.process import measures_of_trace, s_notation_of_trace, trace_log
 from annotations.process.graph import process_graph_svg
+from annotations.process.graph_png import process_graph_png
 from annotations.replay import iter_replay, replay
 from annotations.roles import ADMIN, RESEARCHER, role_required
 
@@ -85,3 +87,15 @@ def post_edit_replay(request: HttpRequest, post_edit_id: int) -> HttpResponse:
             "s_notation": s_notation_of_trace(trace) if len(trace.changes) <= S_NOTATION_MAX_CHANGES else None,
         },
     )
+
+
+@login_required
+@require_GET
+@role_required(ADMIN, RESEARCHER, hidden=True)  # as the replay page
+def post_edit_process_graph_png(request: HttpRequest, post_edit_id: int) -> HttpResponse:
+    """The replay page's process graph as a PNG download."""
+    post_edit = get_object_or_404(PostEdit.objects.select_related("assignment__item"), pk=post_edit_id)
+    png = process_graph_png(trace_log(post_edit.start_text, stored_log(post_edit)))
+    response = HttpResponse(png, content_type="image/png")
+    response["Content-Disposition"] = f'attachment; filename="process-graph-{post_edit.pk}.png"'
+    return response

@@ -37,7 +37,7 @@ class ProjectEventExportApi(ValuesApi):
 
     @extend_schema(
         tags=TAGS,
-        summary="Download the event log: one row per stored edit event (streamed; idfx: a zip of IDFX logs)",
+        summary="Download the event log: one row per stored edit event (streamed; idfx, critt-kd: zips of IDFX logs, KD tables)",
         parameters=[EventExportInputSerializer],
         responses={
             (200, "text/csv"): OpenApiTypes.STR,

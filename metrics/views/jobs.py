@@ -78,7 +78,7 @@ def project_metrics(request: HttpRequest, project_id: int) -> HttpResponse:
             "metrics": _metric_choices(),
             "jobs": project.metric_jobs.select_related("created_by")[:RECENT_JOBS],
             "formats": ["csv", "jsonl", "parquet"],
-            "event_formats": ["csv", "jsonl", "parquet", "idfx"],
+            "event_formats": ["csv", "jsonl", "parquet", "idfx", "critt-kd"],
         },
     )
 

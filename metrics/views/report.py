@@ -39,6 +39,7 @@ from metrics.analysis_options import (
     analysis_request_from_query,
     declared_conditions,
     settings_params,
+    target_groups,
 )
 from metrics.gold_figures import gold_table_build
 from metrics.reports import Report, documents_summarise, report_build
@@ -84,13 +85,18 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     context = {
         "project": project,
-        "targets": list(TARGETS),
+        "target_groups": target_groups(
+            targets=list(TARGETS),
+            chosen=request.GET.get("target", PAGE_TARGET),
+            thresholds=request.GET.get("pause_thresholds"),
+        ),
         "variants": VARIANTS,
         "origins": ORIGINS,
         "all_annotators": annotator_names(project=project),
         "task_types": task_types(project=project),
         "chosen": {
             "target": request.GET.get("target", PAGE_TARGET),
+            "pause_thresholds": request.GET.get("pause_thresholds", ""),
             "variant": request.GET.get("variant", VARIANTS[0]),
             "annotators": request.GET.getlist("annotators"),
             "task_type": request.GET.get("task_type", ""),

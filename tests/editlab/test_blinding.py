@@ -319,6 +319,7 @@ ROUTES: dict[str, Routes] = {
         participant_id=lambda w, v: getattr(getattr(v.user, "participant", None), "pk", 1),
     ),
     "manage-post-edit-replay": refused(post_edit_id=lambda w, v: v.post_edit.pk),
+    "manage-post-edit-process-graph": refused(post_edit_id=lambda w, v: v.post_edit.pk),
     "manage-import": refused(),
     "manage-import-mapping": refused(),
     "metrics-projects": refused(),

@@ -19,6 +19,7 @@
 import csv
 import io
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -1084,3 +1085,119 @@ def test_no_url_answers_hostile_input_with_a_5xx_or_a_change():
         f"{len(tally.problems)} problems; statuses {dict(sorted(tally.statuses.items()))}"
     )
     assert not tally.problems, f"{len(tally.problems)} problems:\n" + "\n".join(tally.problems[:200])
+
+
+# ------------------------------------------------------------- the event log's export and erasure (issue 22)
+
+EVENT_FORMAT_NAMES = ("csv", "jsonl", "parquet", "idfx", "critt-kd")
+FLAG_TEXTS = ("1", "0", "true", "false", "on", "off", "", "TRUE", " on ")
+
+
+def _flag_ok(value: str) -> bool:
+    return value.strip().lower() in FLAG_TEXTS
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    fmt=st.one_of(st.sampled_from([*EVENT_FORMAT_NAMES, "CSV", "xlsx", "../csv", "csv\x00", "idfx" * 500]),
+                  st.text(max_size=10)),
+    flags=st.tuples(*[st.one_of(st.sampled_from([*FLAG_TEXTS, "inf", "NaN", "1e309", "-1", "２", "\x00"]),
+                                st.text(max_size=6))] * 2),
+)  # fmt: skip
+def test_the_event_export_api_refuses_bad_formats_and_flags_by_name(researcher_client, fmt, flags):
+    project = SubmittedPostEditFactory().assignment.item.project
+    include_practice, with_text = flags
+    url = reverse("api-project-events", kwargs={"project_id": project.pk})
+    response = researcher_client.get(url, {"format": fmt, "include_practice": include_practice, "with_text": with_text})
+    bad = {
+        name
+        for name, ok in (
+            ("format", fmt in ("", *EVENT_FORMAT_NAMES)),  # an empty query value is the default, csv
+            ("include_practice", _flag_ok(include_practice)),
+            ("with_text", _flag_ok(with_text)),
+        )
+        if not ok
+    }
+    if not bad:
+        assert response.status_code == 200
+        b"".join(response.streaming_content)
+        return
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body["errors"]) == bad and body["detail"].startswith(tuple(bad)), body
+
+
+def test_the_event_export_api_answers_huge_ids_and_deep_json_without_a_crash(researcher, researcher_client):
+    project = SubmittedPostEditFactory().assignment.item.project
+    for project_id in (2**31, 2**63, 10**20):
+        response = researcher_client.get(f"/api/projects/{project_id}/events/export/?format=csv")
+        assert response.status_code == 404, project_id
+    for id_text in ("²", "1e3", "-1", "%00"):
+        assert researcher_client.get(f"/api/projects/{id_text}/events/export/").status_code == 404
+    before = snapshot()
+    url = reverse("api-project-events", kwargs={"project_id": project.pk})
+    for body in (DEEP, DEEP_OBJECT):
+        response = _post_json(_browser(researcher), url, body)  # a GET-only endpoint: 405, the body never read
+        assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
+    assert snapshot() == before
+
+
+def test_participant_erasure_refuses_huge_and_foreign_ids_and_deep_bodies_erasing_nothing(admin_user, researcher):
+    from tests.annotations.test_erasure import _participant, _submitted
+
+    project, elsewhere = ProjectFactory(name="crowd"), ProjectFactory(name="elsewhere")
+    leaving, foreign = _participant(project, 0), _participant(elsewhere, 1)
+    _submitted(leaving, "s1")
+    _submitted(foreign, "s2")
+    before = snapshot()
+    admin = _browser(admin_user)
+    for project_id, participant_id in (
+        (project.pk, 10**20), (project.pk, 2**63), (10**20, leaving.pk), (project.pk, foreign.pk),
+    ):  # fmt: skip
+        url = f"/manage/projects/{project_id}/participants/{participant_id}/erase/"
+        assert admin.get(url).status_code == 404, url
+        assert admin.post(url, {"csrfmiddlewaretoken": "t" * 32}).status_code == 404, url
+    erase = reverse("manage-participant-erase", kwargs={"project_id": project.pk, "participant_id": leaving.pk})
+    for body in (DEEP, DEEP_OBJECT):
+        assert _post_json(_browser(researcher), erase, body).status_code == 403
+        assert admin.post(erase, data=body, content_type="application/json").status_code == 403  # no CSRF token
+    assert snapshot() == before
+    assert EditEvent.objects.filter(post_edit__assignment__annotator=leaving.user).count() == 11
+
+
+THRESHOLD_ITEMS = st.one_of(
+    st.sampled_from(["nan", "NaN", "inf", "-inf", "Infinity", "1e309", "-200", "0", "-0", "3600001", "1e400", "",
+                     " ", "1_000", "0x10", "²", "１０", "\x00", "500", "1000", "3600000", "0.5"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.text(max_size=5),
+)  # fmt: skip
+
+
+def _threshold_ok(item: str) -> float | None:
+    try:
+        value = float(item.strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and 0 < value <= 3_600_000 else None
+
+
+@settings(max_examples=80, deadline=None)
+@given(items=st.lists(THRESHOLD_ITEMS, min_size=1, max_size=22))
+def test_pause_thresholds_are_a_finite_positive_set_or_refused_by_name(items):
+    from metrics.analysis_options import SelectionError, analysis_options_check
+
+    text = ",".join(items)
+    values = [_threshold_ok(item) for item in items]
+    valid = (
+        bool(text.strip()) and "\x00" not in text and len(items) <= 20
+        and None not in values and len(set(values)) == len(values)
+    )  # fmt: skip
+    try:
+        checked = analysis_options_check({"target": "pause_count@1000", "pause_thresholds": text})
+    except SelectionError as refusal:
+        assert not valid and str(refusal).startswith("pause_thresholds"), (text, str(refusal))
+        return
+    assert valid or not text.strip(), text  # an empty value reads as the defaults on the API and the page
+    assert all(math.isfinite(t) and 0 < t <= 3_600_000 for t in checked["pause_thresholds"])
+    if valid:
+        assert list(checked["pause_thresholds"]) == sorted(values)

@@ -423,6 +423,11 @@ ROUTES: dict[str, Route] = {
         get=by_role(LOGIN, 404, 404, 200, 200),  # annotators: not even their own log
         post=PAGE_NO_POST,
     ),
+    "manage-post-edit-process-graph": Route(
+        kwargs=lambda w: {"post_edit_id": w.post_edit.pk},
+        get=by_role(LOGIN, 404, 404, 200, 200),  # as the replay page
+        post=PAGE_NO_POST,
+    ),
     "manage-import": Route(
         get=PAGE_ADMINS,
         post=by_role(LOGIN, 403, 403, 403, 200),

@@ -250,3 +250,39 @@ def test_logs_read_in_chunks_equal_the_logs_read_one_by_one(study, monkeypatch):
         for post_edit in post_edits
         if post_edit.id in logs
     )
+
+
+def test_the_report_page_offers_the_process_targets_at_its_thresholds(study, researcher_client):
+    project, _, _ = study
+    page = reverse("metrics-report", kwargs={"project_id": project.pk})
+    response = researcher_client.get(page)
+    groups = {group["label"]: group["targets"] for group in response.context["target_groups"]}
+    assert list(groups) == [
+        "effort",
+        "process (docs/process.md)",
+        "process, pause threshold 200 ms",
+        "process, pause threshold 500 ms",
+        "process, pause threshold 1000 ms",
+        "process, pause threshold 2000 ms",
+    ]
+    assert groups["effort"] == ["wall_time", "active_time", "keystrokes", "allkeys"]
+    assert "revisions" in groups["process (docs/process.md)"] and "iki_median" in groups["process (docs/process.md)"]
+    at_1000 = groups["process, pause threshold 1000 ms"]
+    assert at_1000[:2] == ["pause_count@1000", "pause_ms@1000"] and "r_bursts@1000" in at_1000
+    html = response.content.decode()
+    assert '<optgroup label="process, pause threshold 1000 ms">' in html
+    assert '<option value="keystrokes" selected>' in html
+    # The page's own thresholds, and the chosen target's threshold, give the groups; the choice shows chosen.
+    response = researcher_client.get(page + "?target=p_bursts@750&pause_thresholds=300,3000")
+    assert response.status_code == 200
+    labels = [group["label"] for group in response.context["target_groups"]][2:]
+    assert labels == [f"process, pause threshold {t} ms" for t in (300, 750, 3000)]
+    html = response.content.decode()
+    assert '<option value="p_bursts@750" selected>' in html
+    assert '<input type="hidden" name="pause_thresholds" value="300,3000">' in html
+    # Refused thresholds: the analysis says why; the choices fall back to the defaults.
+    refused = researcher_client.get(page + "?target=pause_count@1000&pause_thresholds=nan")
+    assert refused.status_code == 400
+    assert [group["label"] for group in refused.context["target_groups"]][2:] == [
+        f"process, pause threshold {t} ms" for t in (200, 500, 1000, 2000)
+    ]

@@ -2,7 +2,7 @@
 [--include-simulated] [--events [--with-text]]
 
 With --events: one row per stored event instead (metrics/exports_events.py, docs/events.md), also as
---format idfx (a zip of IDFX logs); --with-text adds the text after each text-changing event.
+--format idfx (a zip of IDFX logs) or critt-kd (a zip of CRITT TPR-DB KD tables); --with-text adds the text after each text-changing event.
 """
 
 import functools
@@ -60,7 +60,7 @@ class Command(DataCommand):
             stream = functools.partial(export_stream, spec, options["fmt"])
         output = options["output"]
         if output == "-":
-            if options["fmt"] in ("parquet", "idfx"):
+            if options["fmt"] in ("parquet", "idfx", "critt-kd"):
                 raise CommandError(f"{options['fmt']} is binary: give --output FILE")
             for chunk in stream():
                 self.stdout.write(chunk.decode("utf-8"), ending="")
