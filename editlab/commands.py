@@ -15,7 +15,15 @@ from django.core.management.base import BaseCommand
 
 
 class DataCommand(BaseCommand):
-    def check(self, *args: Any, tags: Any = None, **kwargs: Any) -> None:
+    def check(
+        self,
+        app_configs: Any = None,
+        tags: Any = None,
+        display_num_errors: bool = False,
+        include_deployment_checks: bool = False,
+        fail_level: int = checks.ERROR,
+        databases: Any = None,
+    ) -> None:
         if not tags:
             tags = sorted(set(checks.registry.registry.tags_available()) - {checks.Tags.urls})
-        super().check(*args, tags=tags, **kwargs)
+        super().check(app_configs, tags, display_num_errors, include_deployment_checks, fail_level, databases)

@@ -15,8 +15,8 @@ from annotations.editing.clock import (
     tolerance_left_ms,
 )
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
-from annotations.editing.logs import stored_log
 from annotations.editing.locks import locked_post_edit, visit_of
+from annotations.editing.logs import stored_log
 from annotations.editing.navigation import Navigation, navigation_after, next_url_for
 from annotations.editing.selectors import shown_condition
 from annotations.effort import RATE_LIMIT_KEYS, RATE_WINDOW_MS

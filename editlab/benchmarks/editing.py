@@ -99,8 +99,8 @@ def run(keys: int, batch: int) -> dict:
     from django.utils import timezone
 
     from annotations.api.serializers_editor import event_from_wire
-    from annotations.editing.logs import stored_log
     from annotations.editing.lifecycle import post_edit_open
+    from annotations.editing.logs import stored_log
     from annotations.effort import derive_effort
     from annotations.models import Assignment, Item, PostEdit, Project
     from annotations.replay import replay

@@ -63,8 +63,8 @@ def write_study(path: Path, post_edits: int) -> int:
         writer = csv.writer(handle, dialect="excel-tab")
         writer.writerow(COLUMNS)
         for n in range(post_edits):
-            replica, row = divmod(n, len(rows))
-            row = rows[row]
+            replica, index = divmod(n, len(rows))
+            row = rows[index]
             annotator = (replica * 5 + int(row["editor"])) % ANNOTATORS
             writer.writerow(
                 [

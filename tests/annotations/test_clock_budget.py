@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from annotations.editing.clock import granted_tolerance_ms, server_observed_ms
 from annotations.editing.errors import InvalidInput, PostEditClosed
-from annotations.editing.logs import stored_log
 from annotations.editing.ingestion import post_edit_ingest_events
 from annotations.editing.lifecycle import _new_post_edit, post_edit_open, post_edit_skip, post_edit_submit
+from annotations.editing.logs import stored_log
 from annotations.models import AnnotatorClock, PostEdit, Visit
 from annotations.replay import replay
 from metrics.selectors import active_times

@@ -19,9 +19,9 @@ from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotations.editing.logs import stored_log
 from annotations.editing.ingestion import post_edit_ingest_events
 from annotations.editing.lifecycle import post_edit_submit
+from annotations.editing.logs import stored_log
 from annotations.importers import ImportDataError, idfx, import_items
 from annotations.importers.base import InputFile
 from annotations.models import EditEvent, Item, PostEdit

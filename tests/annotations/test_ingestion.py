@@ -6,8 +6,8 @@ import uuid
 import pytest
 from django.test import Client
 
-from annotations.editing.logs import stored_log
 from annotations.editing.lifecycle import post_edit_open
+from annotations.editing.logs import stored_log
 from annotations.editing.selectors import editor_config
 from annotations.models import Assignment, EditEvent
 from tests.annotations.editing_helpers import edit_log, open_item, post_json, send, url, wire

@@ -13,10 +13,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPS = ("annotations", "metrics", "generation", "editlab", "tests", "docs", "templates")
-PATH = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]*[\w/])" % "|".join(TOPS))
+PATH = re.compile(r"(?<![\w./-])((?:" + "|".join(TOPS) + r")/[\w./-]*[\w/])")
 # Folders that exist only once the code has run (named in the docs as where a cache goes).
 GENERATED = ("__pycache__",)
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "editlab/benchmarks/results").glob("*.md"))]
+DOCS = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "editlab/benchmarks/results").glob("*.md")),
+]
 
 
 def named_paths(text: str) -> list[tuple[int, str]]:
@@ -36,5 +40,7 @@ def test_the_pattern_finds_modules_packages_and_skips_urls_and_other_repositorie
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda path: str(path.relative_to(ROOT)))
 def test_every_path_a_doc_names_exists(doc):
-    missing = [f"{doc.name}:{line}: {path}" for line, path in named_paths(doc.read_text()) if not (ROOT / path).exists()]
+    missing = [
+        f"{doc.name}:{line}: {path}" for line, path in named_paths(doc.read_text()) if not (ROOT / path).exists()
+    ]
     assert missing == []

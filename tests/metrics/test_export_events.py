@@ -13,9 +13,9 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotations.editing.logs import stored_log
 from annotations.editing.ingestion import post_edit_ingest_events
 from annotations.editing.lifecycle import post_edit_submit
+from annotations.editing.logs import stored_log
 from annotations.models import EditEvent, PostEdit
 from annotations.replay import replay_texts
 from metrics.exports_events import EventExportSpec, event_export_stream, event_rows
