@@ -57,7 +57,7 @@ class WhereField(Where):
     field: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Origin:
     file: str
     line: int
@@ -68,7 +68,7 @@ def fail(message: str, origin: Origin, field: str | None = None) -> ImportDataEr
     return ImportDataError(message, file=origin.file, line=origin.line, field=field)
 
 
-@dataclass
+@dataclass(slots=True)
 class ItemRow:
     external_id: str
     model_output: str
@@ -94,7 +94,7 @@ class ItemRow:
     model_output_from_outputs: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class PostEditRow:
     external_id: str
     annotator: str

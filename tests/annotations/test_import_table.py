@@ -1,14 +1,17 @@
 """The `table` importer: CSV/TSV/JSONL with a column mapping, plain items or a finished study."""
 
 import csv
+import io
 import json
 
 import pandas
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from hypothesis import given
+from hypothesis import strategies as st
 
-from annotations.importers import ImportDataError, import_items
+from annotations.importers import ImportDataError, import_items, table_read
 from annotations.importers.base import InputFile
 from annotations.importers.table import read_header
 from annotations.models import Assignment, Item, PostEdit
@@ -568,3 +571,12 @@ def test_reference_documents_import_from_jsonl_and_from_csv_cells(tmp_path, proj
         ImportDataError, match=r"field 'references': must be a string or a list of strings or documents"
     ):
         import_items(project=project, fmt="table", path=bad)
+
+
+@given(
+    st.lists(st.sampled_from(["a", "é", "\r", "\n", "\r\n", '"', "\t", ",", "\u2028", "\x0b"]), max_size=40).map(
+        "".join
+    )
+)
+def test_the_table_is_cut_into_lines_as_a_file_opened_with_newline_empty(text):
+    assert list(table_read._lines(text)) == list(io.StringIO(text, newline=""))
