@@ -1,6 +1,6 @@
 """A study at scale as a user runs it: import, metrics, analysis and export of N finished post-edits.
 
-    python -m editlab.benchmarks.scale --post-edits N [--database-url URL] [--steps import,metrics,analyze,export]
+    python -m editlab.benchmarks.scale --post-edits N [--database-url URL] [--steps import,metrics,analyze,export,pages]
         [--metrics compression,levenshtein,ter,chrf,bleu] [--output FILE]
 
 Writes a quoted TSV of N finished post-edits: IWSLT2019's 5,235 post-edits (segment, MT, post-edit,
@@ -8,7 +8,8 @@ time and effort counts) replicated until there are N, each replica's items with 
 its five editors drawn from 40 annotators. Then, each step as the user types it, in a child process
 on a throwaway database (a SQLite file unless --database-url names an empty PostgreSQL database):
 `import_items --format table`, `compute_metrics`, `analyze --target wall_time --no-mixed` and
-`export` in every format. For each step: wall time, CPU and the child's peak RSS (getrusage of the
+`export` in every format, then the pages a researcher opens on the project (Django's test client,
+three times each: status, queries, first and median time). For each step: wall time, CPU and the child's peak RSS (getrusage of the
 child: its whole life, Django's imports included; an empty `manage.py check` is given for
 comparison). Numbers go to --output between markers named by N and the database.
 """
@@ -17,6 +18,7 @@ import argparse
 import csv
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +43,18 @@ COUNTS = (
 COLUMNS = ("external_id", "source", "model_output", "edited", "annotator", "wall_ms", *COUNTS)
 PROJECT = "scale"
 FORMATS = ("parquet", "csv", "jsonl")
+# The pages a researcher or admin opens on the project (URL names; each takes the project's id or nothing).
+PAGES = (
+    ("manage-projects", False),
+    ("manage-project-edit", True),
+    ("manage-batches", True),
+    ("manage-design", True),
+    ("manage-progress", True),
+    ("metrics-projects", False),
+    ("metrics-project", True),
+    ("metrics-reports", False),
+    ("metrics-report", True),
+)
 
 
 def iwslt_rows() -> list[dict[str, str]]:
@@ -100,13 +114,77 @@ def run_step(name: str, arguments: list[str], env: dict[str, str]) -> dict:
     }
 
 
+def pages_child() -> None:
+    """Open each page of PAGES three times as a superuser (Django's test client, in this process):
+    print one JSON line per page with its status, its queries and its wall times in ms."""
+    import json
+    import statistics
+
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from django.urls import reverse
+
+    from annotations.models import Project
+
+    project = Project.objects.get(name=PROJECT)
+    user = get_user_model().objects.filter(username="scale-admin").first()
+    if user is None:
+        user = get_user_model().objects.create_superuser("scale-admin", "admin@example.org", None)
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(user)
+    for name, takes_project in PAGES:
+        url = reverse(name, kwargs={"project_id": project.pk} if takes_project else None)
+        times = []
+        for _ in range(3):
+            with CaptureQueriesContext(connection) as queries:
+                began = time.perf_counter()
+                response = client.get(url)
+                times.append((time.perf_counter() - began) * 1000)
+        print(
+            json.dumps(
+                {"page": url, "status": response.status_code, "queries": len(queries), "first_ms": times[0],
+                 "median_ms": statistics.median(times)}
+            ),
+            flush=True,
+        )  # fmt: skip
+
+
+def run_pages(env: dict[str, str]) -> list[str]:
+    """The pages' table, from pages_child in a child process (DEBUG off, so queries are counted by
+    CaptureQueriesContext, not by the debug log)."""
+    import json
+
+    static = tempfile.mkdtemp(prefix="scale-static-")
+    env = {**env, "STATIC_ROOT": static}  # production serves collectstatic's manifest
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"], env=env, check=True)
+    command = [sys.executable, "-m", "editlab.benchmarks.scale", "--pages-child"]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    shutil.rmtree(static, ignore_errors=True)
+    if result.returncode != 0:
+        raise SystemExit(f"the pages child failed: {result.stderr[-2000:]}")
+    lines = ["", "| page | status | queries | first ms | median of 3 ms |", "|---|---:|---:|---:|---:|"]
+    for line in result.stdout.strip().splitlines():
+        page = json.loads(line)
+        lines.append(
+            f"| {page['page']} | {page['status']} | {page['queries']} | {page['first_ms']:.0f} | {page['median_ms']:.0f} |"
+        )
+    return lines
+
+
 def run(post_edits: int, database_url: str | None, steps: list[str], metrics: str, folder: Path) -> list[str]:
     study = folder / "study.tsv"
     began = time.perf_counter()
     size = write_study(study, post_edits)
     written = time.perf_counter() - began
     url = database_url or f"sqlite:///{folder / 'scale.sqlite3'}"
-    env = {**os.environ, **production_settings(url), "EDITLAB_ALLOW_SQLITE": "1"}
+    # The file may be over the default import limit (50 MiB): the limit is raised to the file's size.
+    limit = str(max(size, 50 * 1024 * 1024))
+    env = {**os.environ, **production_settings(url), "EDITLAB_ALLOW_SQLITE": "1", "EDITLAB_IMPORT_MAX_BYTES": limit}
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], env=env, check=True)
     results = [run_step("manage.py check (Django alone)", ["check"], env)]
     if "import" in steps:
@@ -145,6 +223,7 @@ def run(post_edits: int, database_url: str | None, steps: list[str], metrics: st
             )
             results[-1]["said"] = f"{out.stat().st_size / 1e6:.1f} MB"
             out.unlink()
+    pages = run_pages(env) if "pages" in steps else []
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     lines = [
         f"{post_edits:,} finished post-edits ({size / 1e6:.0f} MB TSV, written in {written:.0f} s), "
@@ -159,17 +238,21 @@ def run(post_edits: int, database_url: str | None, steps: list[str], metrics: st
         lines.append(
             f"| {result['step']} | {result['wall_s']:.1f} | {result['cpu_s']:.1f} | {result['peak_mb']:.0f} | {said} |"
         )
-    return lines
+    return lines + pages
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--post-edits", type=int, default=100_000)
     parser.add_argument("--database-url", help="an empty PostgreSQL database (default: a SQLite file)")
-    parser.add_argument("--steps", default="import,metrics,analyze,export")
+    parser.add_argument("--steps", default="import,metrics,analyze,export,pages")
     parser.add_argument("--metrics", default="compression,levenshtein,ter,chrf,bleu")
     parser.add_argument("--output", type=Path, default=result_file("scale"))
+    parser.add_argument("--pages-child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.pages_child:
+        pages_child()
+        return
     steps = [step.strip() for step in options.steps.split(",") if step.strip()]
     with tempfile.TemporaryDirectory() as folder:
         lines = run(options.post_edits, options.database_url, steps, options.metrics, Path(folder))
