@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from scipy import stats
 
 from metrics.analysis.common import ITEM, is_constant, jsonable
@@ -210,6 +209,8 @@ def compare(x: np.ndarray, y: np.ndarray, *, scenario: str, reference: str, sett
     if is_constant(x):
         result.messages.append(f"every item has the same distance under {reference!r}: no line can be fitted")
     else:
+        import statsmodels.api as sm  # loaded when a scenario is fitted, as the mixed models load theirs
+
         fit = sm.OLS(y, sm.add_constant(x)).fit()
         low, high = fit.conf_int(alpha=1 - settings.confidence).T
         result.intercept, result.slope = float(fit.params[0]), float(fit.params[1])
