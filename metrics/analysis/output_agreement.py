@@ -11,7 +11,8 @@ distance functions f(a, b) -> float (metrics.text's METRICS[name].func, or a bat
   (k - 1)/sqrt(k) (1.79 for 5), so a z cut-off cannot flag; the flag uses the modified z-score of
   Iglewicz & Hoaglin (1993): M = 0.6745 (x - median) / MAD, flagged when M > 3.5 in the "far" direction
   (far for a distance, low for a similarity such as chrF). When MAD is 0 the mean absolute deviation
-  stands in (M = (x - median) / (1.253314 MeanAD)); with under 3 editors nothing is flagged.
+  stands in (M = (x - median) / (1.253314 MeanAD)); with under 3 editors nothing is flagged. When all
+  the others' means are equal, the far one's M is (k)/1.253314: flagged from k = 5 editors on.
 """
 
 from __future__ import annotations
