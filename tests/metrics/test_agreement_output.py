@@ -96,3 +96,21 @@ def test_a_similarity_flags_the_low_end():
 
     (out,) = output_distances(units, editors, texts, distances={"s": overlap}, directions={"s": "similarity"})
     assert [e.editor for e in out.editors if e.flagged] == ["e"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40), st.lists(st.sampled_from(["compression", "ter", "chrf", " ", ",", "x"])).map("".join)
+    )
+)
+def test_any_distances_text_is_a_subset_of_the_three_or_a_refusal_naming_it(text):
+    from metrics.agreement_report import DISTANCES, distances_parse
+    from metrics.analysis_fields import SelectionError
+
+    try:
+        names = distances_parse(text)
+    except SelectionError as exc:
+        assert "distance" in str(exc)
+        return
+    assert names and set(names) <= set(DISTANCES) and len(set(names)) == len(names)
