@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.api import views_analysis, views_events, views_gold, views_values
+from metrics.api import views_agreement, views_analysis, views_events, views_gold, views_values
 
 urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
@@ -21,6 +21,11 @@ urlpatterns: list = [
     # Analysis results (metrics/api/views_analysis.py).
     path(
         "projects/<int:project_id>/analysis/", views_analysis.ProjectAnalysisApi.as_view(), name="api-project-analysis"
+    ),
+    path(
+        "projects/<int:project_id>/agreement/",
+        views_agreement.ProjectAgreementApi.as_view(),
+        name="api-project-agreement",
     ),
     # Gold-based metrics, editlab's means and EditEval's figures (metrics/api/views_gold.py).
     path("projects/<int:project_id>/gold/", views_gold.ProjectGoldApi.as_view(), name="api-project-gold"),

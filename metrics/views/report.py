@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest, render_page, wants_fragment
+from metrics.agreement_report import agreement_section
 from metrics.analysis import (
     Settings,
     condition_rows,
@@ -203,6 +204,7 @@ def _report_context(
         "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
         "query": query,
         "gold": gold_table_build(selection=report.selection),
+        "agreement": agreement_section(selection=report.selection),
         **_conditions_context(report, plot_urls),
         **_documents_context(report, project, query),
         **_live_vs_imported_context(report),

@@ -796,6 +796,7 @@ FIELD_NAMES = [
     "to_annotator", "project", "new_project", "fmt", "format", "batch", "status", "annotator", "metric", "variant",
     "target", "origin", "page", "page_size", "k", "test_size", "seed", "cv_repeats", "next", "q", "o", "p",
     "meta", "references", "gold_edits", "outputs", "highlights", "conditions", "position", "batch_position",
+    "distances",
 ]  # fmt: skip
 CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
 

@@ -310,6 +310,9 @@ ROUTES: dict[str, Route] = {
         kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
     "api-project-gold": Route(kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    "api-project-agreement": Route(
+        kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
+    ),
     # ---- the annotator's pages
     "annotator_home": Route(get=by_role(LOGIN, 200, 200, 200, 200), post=by_role(LOGIN, 200, 200, 200, 200)),
     "editor": Route(

@@ -1,7 +1,7 @@
 """python manage.py analyze --project NAME --target TARGET [--variant V] [--annotators a,b]
 [--task-type T] [--origin O] [--exclude-flagged] [--include-practice] [--idle-threshold S] [--log-time]
 [--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv] [--by-document]
-[--scenarios [--reference SCENARIO]]
+[--scenarios [--reference SCENARIO]] [--agreement [--distances compression,ter,chrf]]
 [--pause-thresholds 200,500,1000,2000]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
@@ -20,6 +20,8 @@ optional: the summary holds every effort column, whatever the target).
 With --scenarios it prints the synthetic-edit analysis instead (metrics.scenario_report): each scenario's
 distance distributions and its comparison with the reference scenario (--reference, default normal);
 --target (default wall_time) is then the human effort each scenario's distance is correlated with.
+With --agreement it prints the agreement of items done by two or more annotators instead (docs/agreement.md):
+Krippendorff's alpha and the ICCs on --target, and the distances between their post-edits (--distances).
 """
 
 import csv
@@ -30,6 +32,8 @@ from django.core.management.base import CommandError, CommandParser
 
 from annotations.models import Project
 from editlab.commands import DataCommand
+from metrics.agreement_report import agreement_build, agreement_rows, distances_parse
+from metrics.agreement_text import agreement_table
 from metrics.analysis import condition_rows, summary_rows
 from metrics.analysis.documents import document_columns, document_rows
 from metrics.analysis.scenarios import comparison_rows
@@ -71,7 +75,7 @@ def threshold_table(rows: list[dict], *, target: str) -> str:
     return "\n".join(lines)
 
 
-FORMATS = ("table", "json", "csv", "conditions-csv")
+FORMATS = ("table", "text", "json", "csv", "conditions-csv")
 SCENARIO_TARGET = "wall_time"  # the human effort --scenarios correlates with when no --target is given
 NUMBERS = (
     ("--k", "k", "neighbours for KNN regression"),
@@ -163,7 +167,23 @@ class Command(DataCommand):
             help="with --scenarios: the scenario the others are compared with (default normal, else the first)",
         )
 
+        parser.add_argument(
+            "--agreement",
+            action="store_true",
+            help="print the agreement of items done by two or more annotators (alpha, ICC, output distances)",
+        )
+        parser.add_argument(
+            "--distances",
+            default=None,
+            metavar="NAME,NAME",
+            help="with --agreement: the output distances (default compression,ter,chrf)",
+        )
+
     def handle(self, *args, **options) -> None:
+        if options["distances"] is not None and not options["agreement"]:
+            raise CommandError("--distances applies to --agreement only")
+        if options["agreement"] and (options["scenarios"] or options["by_document"]):
+            raise CommandError("choose one of --agreement, --scenarios and --by-document")
         if options["reference"] and not options["scenarios"]:
             raise CommandError("--reference applies to --scenarios only")
         if options["scenarios"] and options["by_document"]:
@@ -196,8 +216,12 @@ class Command(DataCommand):
         if options["scenarios"]:
             self._scenarios(selection, options["reference"], options["format"])
             return
+        if options["agreement"]:
+            self._agreement(selection, options["distances"], options["format"])
+            return
         report = report_build(selection=selection, settings=settings, baseline=baseline, use_cache=False)
-        formats = {"json": self._json, "csv": self._csv, "table": self._table, "conditions-csv": self._conditions_csv}
+        formats = {"json": self._json, "csv": self._csv, "table": self._table, "text": self._table}
+        formats["conditions-csv"] = self._conditions_csv
         formats[options["format"]](report)
 
     def _documents(self, selection: Selection, fmt: str) -> None:
@@ -232,6 +256,20 @@ class Command(DataCommand):
         else:
             self.stdout.write(f"Project {selection.project.name}")
             self.stdout.write(scenarios_table(analysis, variant=selection.variant))
+
+    def _agreement(self, selection: Selection, distances: str | None, fmt: str) -> None:
+        if fmt == "conditions-csv":
+            raise CommandError("--format conditions-csv does not apply to --agreement: choose text, json or csv")
+        try:
+            agreement = agreement_build(selection=selection, distances=distances_parse(distances))
+        except SelectionError as exc:
+            raise CommandError(str(exc)) from None
+        if fmt == "json":
+            self.stdout.write(json.dumps(agreement, indent=2, allow_nan=False))
+        elif fmt == "csv":
+            self._write_csv(agreement_rows(agreement), first="figure")
+        else:
+            self.stdout.write(agreement_table(agreement))
 
     def _json(self, report: Report) -> None:
         self.stdout.write(json.dumps(report.to_dict(), indent=2, allow_nan=False))
