@@ -14,7 +14,7 @@ from editlab.commands import DataCommand
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_COMMANDS = {"import_items": "annotations", "export": "metrics", "analyze": "metrics", "compute_metrics": "metrics"}
-VIEW_LIBRARIES = ("sklearn", "statsmodels", "matplotlib", "nltk")
+VIEW_LIBRARIES = ("sklearn", "scipy", "matplotlib", "nltk")
 
 
 @pytest.mark.parametrize("name", sorted(DATA_COMMANDS))
