@@ -222,3 +222,21 @@ def test_the_report_has_no_agreement_section_without_overlap(researcher_client):
     SubmittedPostEditFactory(assignment__item=ItemFactory(project=project))
     page = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk})).content.decode()
     assert "<h2>Agreement</h2>" not in page
+
+
+def test_compression_is_the_default_distance(study):
+    data = json.loads(run("--target", "keystrokes", "--format", "json"))
+    assert [out["metric"] for out in data["output"]] == ["compression"]
+
+
+def test_the_api_computes_ter_and_chrf_over_a_bounded_number_of_pairs(study, researcher_client, monkeypatch):
+    from editlab import limits
+
+    monkeypatch.setattr(limits, "AGREEMENT_SLOW_PAIRS_MAX", 55)  # the study has 56 pairs
+    response = researcher_client.get(api_url(study.pk, "target=keystrokes&distances=compression,ter"))
+    assert response.status_code == 400
+    assert "ter over 56 pairs is more than the 55" in response.json()["detail"]
+    assert researcher_client.get(api_url(study.pk, "target=keystrokes&distances=compression")).status_code == 200
+    monkeypatch.setattr(limits, "AGREEMENT_SLOW_PAIRS_MAX", 56)
+    response = researcher_client.get(api_url(study.pk, "target=keystrokes&distances=ter,chrf"))
+    assert response.status_code == 200 and [out["metric"] for out in response.json()["output"]] == ["ter", "chrf"]
