@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from metrics.analysis.agreement import ICC_TYPES, intraclass, krippendorff_alpha
+from metrics.analysis.agreement import ICC_TYPES, icc_oneway, intraclass, krippendorff_alpha
 from metrics.analysis.common import jsonable
 from metrics.analysis.output_agreement import MODIFIED_Z_CUTOFF, output_distances, overlap_pairs
 from metrics.analysis_fields import SelectionError
@@ -37,6 +37,9 @@ DEFINITIONS = {
     "icc": "Shrout & Fleiss (1979) ICCs on the complete-case items x annotators matrix (an item any annotator "
     "lacks is dropped), F-based 95% CIs.",
     "icc_reproduce": 'pingouin.intraclass_corr(data, targets="item", raters="annotator", ratings=T, nan_policy="omit")',
+    "icc_oneway": "ICC(1) of the one-way ANOVA over every item with two or more values (unequal group sizes: "
+    "(MSB - MSW) / (MSB + (n0 - 1) MSW), n0 = (N - sum n_i^2 / N) / (g - 1)); needs no complete cases.",
+    "icc_oneway_reproduce": "F = scipy.stats.f_oneway(*items).statistic; ICC(1) = (F - 1) / (F + n0 - 1)",
     "output": "Per pair of post-edits of one item by two annotators: d(a, b) = (f(a, b) + f(b, a)) / 2 with f the "
     "metric (metrics.text). Item mean: over its pairs; annotator mean: over the pairs they are in.",
     "output_reproduce": "metrics.text.METRICS[name].func(a, b), both ways, averaged",
@@ -83,6 +86,7 @@ def agreement_build(
     values = rows.values[column]
     alpha = krippendorff_alpha(rows.items, values, level="interval")
     icc = intraclass(rows.items, rows.annotators, values)
+    oneway = icc_oneway(rows.items, values)
     messages = []
     if rows.items.size == 0:
         messages.append("no item of this selection has two or more submitted post-edits")
@@ -117,6 +121,7 @@ def agreement_build(
                 "target": selection.target,
                 "column": column,
                 "alpha": asdict(alpha),
+                "icc_oneway": asdict(oneway),
                 "icc": None
                 if icc is None
                 else {
@@ -158,6 +163,9 @@ def agreement_rows(agreement: dict) -> list[dict]:
     effort = agreement["effort"]
     rows = [{"figure": "alpha_interval", "of": effort["column"], "value": effort["alpha"]["alpha"],
              "n": effort["alpha"]["pairable"], "items": effort["alpha"]["units"]}]  # fmt: skip
+    oneway = effort["icc_oneway"]
+    rows.append({"figure": "ICC(1) one-way", "of": effort["column"], "value": oneway["value"], "n": oneway["ratings"],
+                 "items": oneway["items"]})  # fmt: skip
     for icc in (effort["icc"] or {}).get("rows", []):
         low, high = icc["ci95"]
         rows.append({"figure": icc["type"], "of": effort["column"], "value": icc["value"], "ci_low": low,
