@@ -40,6 +40,10 @@ def clamped_idle_threshold_s(value: float | None) -> float:
 CONTEXT_WINDOW_MIN = 1
 CONTEXT_WINDOW_MAX = 50
 
+# Agreement (metrics.agreement_report): TER and chrF between editors' post-edits cost ~1.5 ms a pair (both ways,
+# TED sentences); a web request (the API) computes them over at most this many pairs. analyze has no bound.
+AGREEMENT_SLOW_PAIRS_MAX = 20_000
+
 
 # --------------------------------------------------------------------------- texts the editor edits
 

@@ -13,16 +13,21 @@ from dataclasses import asdict
 
 import numpy as np
 
-from metrics.analysis.agreement import ICC_TYPES, intraclass, krippendorff_alpha
+from metrics.analysis.agreement import ICC_TYPES, icc_oneway, intraclass, krippendorff_alpha
 from metrics.analysis.common import jsonable
-from metrics.analysis.output_agreement import MODIFIED_Z_CUTOFF, output_distances
+from metrics.analysis.output_agreement import MODIFIED_Z_CUTOFF, output_distances, overlap_pairs
 from metrics.analysis_fields import SelectionError
 from metrics.analysis_options import Selection
 from metrics.selectors import TARGETS
 from metrics.selectors_agreement import overlap_rows
 
 DISTANCES = ("compression", "ter", "chrf")
-PAGE_DISTANCES = ("compression",)  # the report page: the cheap one (TER and chrF take ~0.5 ms a pair)
+# By default the cheap one: TER and chrF take ~1.5 ms a pair both ways on TED sentences (31 s on IWSLT2019's
+# 10,470 pairs, editlab/benchmarks/results/agreement.md); asked for by name, over at most
+# limits.AGREEMENT_SLOW_PAIRS_MAX pairs in a web request.
+DEFAULT_DISTANCES = ("compression",)
+PAGE_DISTANCES = DEFAULT_DISTANCES
+CHEAP = frozenset({"compression"})
 
 DEFINITIONS = {
     "alpha": "Krippendorff's alpha (interval) = 1 - D_o/D_e over the pairable values (items with two or more "
@@ -32,6 +37,9 @@ DEFINITIONS = {
     "icc": "Shrout & Fleiss (1979) ICCs on the complete-case items x annotators matrix (an item any annotator "
     "lacks is dropped), F-based 95% CIs.",
     "icc_reproduce": 'pingouin.intraclass_corr(data, targets="item", raters="annotator", ratings=T, nan_policy="omit")',
+    "icc_oneway": "ICC(1) of the one-way ANOVA over every item with two or more values (unequal group sizes: "
+    "(MSB - MSW) / (MSB + (n0 - 1) MSW), n0 = (N - sum n_i^2 / N) / (g - 1)); needs no complete cases.",
+    "icc_oneway_reproduce": "F = scipy.stats.f_oneway(*items).statistic; ICC(1) = (F - 1) / (F + n0 - 1)",
     "output": "Per pair of post-edits of one item by two annotators: d(a, b) = (f(a, b) + f(b, a)) / 2 with f the "
     "metric (metrics.text). Item mean: over its pairs; annotator mean: over the pairs they are in.",
     "output_reproduce": "metrics.text.METRICS[name].func(a, b), both ways, averaged",
@@ -41,9 +49,9 @@ DEFINITIONS = {
 
 
 def distances_parse(text: str | None) -> tuple[str, ...]:
-    """Comma-separated output distances (default all three); a SelectionError names an unknown one."""
+    """Comma-separated output distances (default compression); a SelectionError names an unknown one."""
     if text is None or not text.strip():
-        return DISTANCES
+        return DEFAULT_DISTANCES
     if "\x00" in text:
         raise SelectionError("distances contains a NUL character")
     names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
@@ -62,8 +70,11 @@ def _batch(name: str):
     return lambda pairs: [metric.func(a, b) for a, b in pairs]
 
 
-def agreement_build(*, selection: Selection, distances: Sequence[str] = DISTANCES) -> dict:
-    """The agreement of the selection's overlapping post-edits as plain JSON types (see module doc)."""
+def agreement_build(
+    *, selection: Selection, distances: Sequence[str] = DEFAULT_DISTANCES, max_slow_pairs: int | None = None
+) -> dict:
+    """The agreement of the selection's overlapping post-edits as plain JSON types (see module doc); with
+    max_slow_pairs, TER or chrF over more pairs than that is a SelectionError (the command has no bound)."""
     if selection.target not in TARGETS:
         raise SelectionError(
             f"agreement reads the stored effort: target must be one of {', '.join(TARGETS)}, not {selection.target!r}"
@@ -75,6 +86,7 @@ def agreement_build(*, selection: Selection, distances: Sequence[str] = DISTANCE
     values = rows.values[column]
     alpha = krippendorff_alpha(rows.items, values, level="interval")
     icc = intraclass(rows.items, rows.annotators, values)
+    oneway = icc_oneway(rows.items, values)
     messages = []
     if rows.items.size == 0:
         messages.append("no item of this selection has two or more submitted post-edits")
@@ -84,6 +96,14 @@ def agreement_build(*, selection: Selection, distances: Sequence[str] = DISTANCE
         messages.append(f"ICC: {icc.dropped} item(s) left out, not done by every one of the {icc.raters} annotators")
     from metrics.text import METRICS
 
+    slow = [name for name in distances if name not in CHEAP]
+    if slow and max_slow_pairs is not None:
+        pairs = int(overlap_pairs(rows.items, rows.annotators)[0].size)
+        if pairs > max_slow_pairs:
+            raise SelectionError(
+                f"distances: {', '.join(slow)} over {pairs:,} pairs is more than the {max_slow_pairs:,} a request "
+                "computes; choose compression, narrow the selection, or run analyze --agreement"
+            )
     outputs = output_distances(
         rows.items,
         rows.annotators,
@@ -101,6 +121,7 @@ def agreement_build(*, selection: Selection, distances: Sequence[str] = DISTANCE
                 "target": selection.target,
                 "column": column,
                 "alpha": asdict(alpha),
+                "icc_oneway": asdict(oneway),
                 "icc": None
                 if icc is None
                 else {
@@ -142,6 +163,9 @@ def agreement_rows(agreement: dict) -> list[dict]:
     effort = agreement["effort"]
     rows = [{"figure": "alpha_interval", "of": effort["column"], "value": effort["alpha"]["alpha"],
              "n": effort["alpha"]["pairable"], "items": effort["alpha"]["units"]}]  # fmt: skip
+    oneway = effort["icc_oneway"]
+    rows.append({"figure": "ICC(1) one-way", "of": effort["column"], "value": oneway["value"], "n": oneway["ratings"],
+                 "items": oneway["items"]})  # fmt: skip
     for icc in (effort["icc"] or {}).get("rows", []):
         low, high = icc["ci95"]
         rows.append({"figure": icc["type"], "of": effort["column"], "value": icc["value"], "ci_low": low,

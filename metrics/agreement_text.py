@@ -22,6 +22,10 @@ def agreement_table(agreement: dict) -> str:
         f"  {agreement['definitions']['alpha']}",
         f"  reproduce: {agreement['definitions']['alpha_reproduce']}",
     ]
+    oneway = effort["icc_oneway"]
+    lines += ["", f"ICC(1), one-way, unequal group sizes: {_num(oneway['value'])} ({oneway['ratings']} values in "
+              f"{oneway['items']} items, n0 {_num(oneway['n0'], 3)}, F {_num(oneway['f'], 3)}, p {_num(oneway['p'])})",
+              f"  {agreement['definitions']['icc_oneway']}"]  # fmt: skip
     icc = effort["icc"]
     if icc is not None:
         lines += ["", f"ICC on {effort['column']} ({icc['items']} complete items x {icc['raters']} annotators, "

@@ -7,8 +7,11 @@ a few words); keystrokes as effort. Timed, one process, wall clock, best of 3 ru
 (interval, the one-pass formula), the six ICCs (complete-case, 3 raters per item: the editors are numbered
 per item, first/second/third), the pairs (metrics.analysis.output_agreement.overlap_pairs), and the output
 distances with compression distance (both ways, 2 x 100,000 pairs); TER and chrF, ~0.3 ms a pair, on a
-2,000-pair sample, extrapolated. Goal: alpha + ICC + compression under 10 s. Numbers go to --output
-between markers (re-runs replace them).
+2,000-pair sample, extrapolated. Goal: alpha + ICC + compression under 10 s.
+Then, through the database (a throwaway SQLite unless --database-url; --skip-iwslt to leave it out): IWSLT2019
+imported, and `agreement_build` (the one query, alpha, ICC, output distances) timed as `analyze --agreement`
+runs it, with compression only and with all three distances. Numbers go to --output between markers (re-runs
+replace them).
 """
 
 from __future__ import annotations
@@ -16,18 +19,21 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
-from editlab.benchmarks.support import result_file, write_section
-from metrics.analysis.agreement import intraclass, krippendorff_alpha
+from editlab.benchmarks.support import IWSLT2019, result_file, setup_django, timed, write_section
+from metrics.analysis.agreement import icc_oneway, intraclass, krippendorff_alpha
 from metrics.analysis.output_agreement import output_distances, overlap_pairs
 
 START, END = "<!-- benchmark:agreement:start -->", "<!-- benchmark:agreement:end -->"
+DB_START, DB_END = "<!-- benchmark:agreement-iwslt:start -->", "<!-- benchmark:agreement-iwslt:end -->"
 OVERLAP = 3
 EDITORS = 60
 WORDS = [f"w{k}" for k in range(2000)]
@@ -69,7 +75,44 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--post-edits", type=int, default=100_000)
     parser.add_argument("--output", type=Path, default=result_file("agreement"))
+    parser.add_argument("--skip-iwslt", action="store_true")
+    parser.add_argument("--database-url", default=None, help="an EMPTY database to use instead of a temporary SQLite")
     args = parser.parse_args()
+    synthetic_run(args)
+    if not args.skip_iwslt:
+        with tempfile.TemporaryDirectory(prefix="editlab-bench-") as folder:
+            vendor = setup_django(args.database_url, Path(folder))
+            body = iwslt_run(vendor)
+        write_section(args.output, DB_START, DB_END, body)
+        print(body)
+
+
+def iwslt_run(vendor: str) -> str:
+    from annotations.importers import import_items
+    from annotations.models import Project
+    from metrics.agreement_report import DISTANCES, agreement_build
+    from metrics.analysis_options import selection_build
+
+    import_items(project="IWSLT2019", fmt="pet", path=IWSLT2019, create_project=True)
+    selection = selection_build(project=Project.objects.get(name="IWSLT2019"), target="keystrokes")
+    load = os.getloadavg()[0]
+    lines = [
+        f"IWSLT2019 through the database ({vendor}): 5,235 post-edits, 1,047 items x 5 editors, 10,470 pairs; "
+        f"load average {load:.2f}. `agreement_build(selection=..., distances=...)`, target keystrokes, one run.",
+        "",
+        "| distances | wall (s) | CPU (s) | alpha | compression mean |",
+        "|---|---|---|---|---|",
+    ]
+    for distances in (("compression",), DISTANCES):
+        wall, cpu, data = timed(partial(agreement_build, selection=selection, distances=distances))
+        lines.append(
+            f"| {', '.join(distances)} | {wall:.2f} | {cpu:.2f} | {data['effort']['alpha']['alpha']:.6f} | "
+            f"{data['output'][0]['mean']:.4f} |"
+        )
+    return "\n".join(lines)
+
+
+def synthetic_run(args: argparse.Namespace) -> None:
     from metrics.text import METRICS
 
     compression = METRICS["compression"].batch
@@ -78,7 +121,8 @@ def main() -> None:
     units, editors, slot, keystrokes, texts = synthetic(args.post_edits)
     t_alpha, alpha = best_of(3, lambda: krippendorff_alpha(units, keystrokes))
     t_icc, icc = best_of(3, lambda: intraclass(units, slot, keystrokes))
-    assert alpha.alpha is not None and icc is not None
+    t_oneway, oneway = best_of(3, lambda: icc_oneway(units, keystrokes))
+    assert alpha.alpha is not None and icc is not None and oneway.value is not None
     t_pairs, pairs = best_of(3, lambda: overlap_pairs(units, editors))
     t_out, outs = best_of(
         3,
@@ -98,7 +142,7 @@ def main() -> None:
     load_after = os.getloadavg()
     (out,) = outs
     n_pairs = int(pairs[0].size)
-    total = t_alpha + t_icc + t_out
+    total = t_alpha + t_icc + t_oneway + t_out
     body = "\n".join(
         [
             f"{args.post_edits:,} post-edits, {int(np.unique(units).size):,} items, overlap {OVERLAP}, "
@@ -111,10 +155,11 @@ def main() -> None:
             f"| Krippendorff's alpha, interval, one pass | {t_alpha:.3f} | alpha {alpha.alpha:.4f} on "
             f"{alpha.pairable:,} values |",
             f"| six ICCs, F-based CIs | {t_icc:.3f} | ICC(2,1) {icc.values['ICC(2,1)']:.4f}, {icc.items:,} items |",
+            f"| ICC(1) one-way, unequal groups | {t_oneway:.3f} | {oneway.value:.4f}, n0 {oneway.n0:.3f} |",
             f"| pairs of one item by two editors | {t_pairs:.3f} | {n_pairs:,} |",
             f"| output distances, compression, both ways (includes the pairs) | {t_out:.3f} | mean "
             f"{out.mean:.3f}, {len(out.editors)} editors, {sum(e.flagged for e in out.editors)} flagged |",
-            f"| **alpha + ICC + compression** | **{total:.3f}** | goal < 10 s: {'met' if total < 10 else 'missed'} |",
+            f"| **alpha + ICCs + compression** | **{total:.3f}** | goal < 10 s: {'met' if total < 10 else 'missed'} |",
             *(
                 f"| {name}, both ways, per pair (2,000-pair sample) | {per * 1000:.3f} ms | "
                 f"{per * n_pairs:.0f} s extrapolated to {n_pairs:,} pairs |"

@@ -165,3 +165,34 @@ def intraclass(units, raters, values, *, level: float = 0.95) -> ICC | None:
     out.ci95 = {key: (float(lo), float(hi)) for key, (lo, hi) in out.ci95.items()}
     out.values = {key: float(val) for key, val in v.items()}
     return out
+
+
+@dataclass
+class OneWayICC:
+    """ICC(1) of the one-way random-effects ANOVA over every item with two or more ratings, group sizes unequal:
+    ICC(1) = (MSB - MSW) / (MSB + (n0 - 1) MSW), n0 = (N - sum n_i^2 / N) / (g - 1) (Snedecor & Cochran's
+    average group size; equals Shrout & Fleiss ICC(1,1) when every item has k ratings)."""
+
+    value: float | None
+    items: int  # g
+    ratings: int  # N
+    n0: float | None
+    f: float | None  # MSB / MSW, scipy.stats.f_oneway's statistic
+    p: float | None
+
+
+def icc_oneway(units, values) -> OneWayICC:
+    inverse, vals, m = _pairable(units, np.asarray(values, dtype=float))
+    g, n = int(m.size), int(vals.size)
+    if g < 2 or n <= g:
+        return OneWayICC(None, g, n, None, None, None)
+    means = np.bincount(inverse, weights=vals) / m
+    ssb = float(np.sum(m * (means - vals.mean()) ** 2))
+    ssw = float(np.sum((vals - means[inverse]) ** 2))
+    msb, msw = ssb / (g - 1), ssw / (n - g)
+    n0 = (n - float(np.sum(m.astype(float) ** 2)) / n) / (g - 1)
+    denominator = msb + (n0 - 1) * msw
+    if msw == 0 or denominator == 0:
+        return OneWayICC(None, g, n, n0, None, None)
+    f = msb / msw
+    return OneWayICC((msb - msw) / denominator, g, n, n0, f, float(stats.f.sf(f, g - 1, n - g)))

@@ -12,7 +12,7 @@ class AgreementQuerySerializer(serializers.Serializer):
         allow_blank=True,
         default="",
         max_length=200,
-        help_text=f"Comma-separated output distances, of {', '.join(DISTANCES)}; empty = all.",
+        help_text=f"Comma-separated output distances, of {', '.join(DISTANCES)}; empty = compression.",
     )
 
 

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api.permissions import AdminWritesResearcherReads
+from editlab import limits
 from editlab.api import validated
 from editlab.errors import error_responses
 from metrics.agreement_report import agreement_build, distances_parse
@@ -32,7 +33,8 @@ class ProjectAgreementApi(APIView):
             "For the selection's items done by two or more annotators: Krippendorff's alpha (interval) on the "
             "target's stored effort, computed in one pass, equal to the krippendorff package; the Shrout & Fleiss "
             "ICCs on the complete-case items with F-based CIs, as pingouin computes them; per output distance "
-            "(compression, ter, chrf) the mean symmetric distance between post-edits of one item and, per "
+            "(compression by default; ter and chrf by name, over at most "
+            f"{limits.AGREEMENT_SLOW_PAIRS_MAX:,} pairs) the mean symmetric distance between post-edits of one item and, per "
             "annotator, the mean distance to the others' with z, the modified z-score and the flag. "
             "docs/agreement.md defines each figure."
         ),
@@ -49,5 +51,9 @@ class ProjectAgreementApi(APIView):
         params = validated(AnalysisOptionsSerializer, request.query_params)
         chosen = validated(AgreementQuerySerializer, request.query_params)
         selection, _, _ = analysis_request_build(project=project, params=params)
-        agreement = agreement_build(selection=selection, distances=distances_parse(chosen["distances"]))
+        agreement = agreement_build(
+            selection=selection,
+            distances=distances_parse(chosen["distances"]),
+            max_slow_pairs=limits.AGREEMENT_SLOW_PAIRS_MAX,
+        )
         return Response(AgreementOutputSerializer(agreement).data)

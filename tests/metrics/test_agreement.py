@@ -156,3 +156,35 @@ def test_icc_drops_incomplete_items_as_pingouin_omits_them():
 
 def test_icc_needs_two_complete_items():
     assert intraclass(["a", "a"], ["x", "y"], [1.0, 2.0]) is None
+
+
+def test_the_one_way_icc_is_pingouin_s_icc1_on_complete_data(shared_data):
+    from metrics.analysis.agreement import icc_oneway
+
+    frame = iwslt(shared_data)
+    result = icc_oneway(frame["item"].to_numpy(), frame["keystrokes"].to_numpy(float))
+    table = _pingouin(frame, "keystrokes")
+    assert result.value == pytest.approx(table.loc["ICC1", "ICC"], abs=1e-10)
+    assert result.f == pytest.approx(table.loc["ICC1", "F"], rel=1e-10)
+    assert (result.items, result.ratings, result.n0) == (1047, 5235, pytest.approx(5.0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 50), min_size=1, max_size=6), min_size=2, max_size=15))
+def test_the_one_way_icc_with_unequal_groups_is_the_anova_s(groups):
+    from scipy import stats as scipy_stats
+
+    from metrics.analysis.agreement import icc_oneway
+
+    units = np.concatenate([np.full(len(g), k) for k, g in enumerate(groups)])
+    values = np.concatenate([np.asarray(g, dtype=float) for g in groups])
+    result = icc_oneway(units, values)
+    kept = [np.asarray(g, dtype=float) for g in groups if len(g) >= 2]
+    n = sum(len(g) for g in kept)
+    if len(kept) < 2 or result.value is None:
+        return
+    f = scipy_stats.f_oneway(*kept).statistic
+    assert result.f == pytest.approx(f, rel=1e-9)
+    n0 = (n - sum(len(g) ** 2 for g in kept) / n) / (len(kept) - 1)
+    assert result.n0 == pytest.approx(n0, rel=1e-12)
+    assert result.value == pytest.approx((f - 1) / (f + n0 - 1), rel=1e-9, abs=1e-12)

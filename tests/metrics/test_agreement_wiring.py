@@ -117,6 +117,12 @@ def test_analyze_agreement_json_is_the_packages_alpha_and_icc(study):
         assert ours["value"] == pytest.approx(row["ICC"], abs=1e-10)
         assert ours["f"] == pytest.approx(row["F"], rel=1e-10)
         assert ours["ci95"] == pytest.approx(list(row["CI95"]), abs=0.005 + 1e-12)  # pingouin rounds to 2 places
+    oneway = data["effort"]["icc_oneway"]
+    assert (oneway["items"], oneway["ratings"]) == (6, 29)  # every item, s5 with 4 values
+    from scipy import stats
+
+    groups = [ratings().query("item == @name")["keystrokes"].to_numpy() for name in sorted(ratings()["item"].unique())]
+    assert oneway["f"] == pytest.approx(stats.f_oneway(*groups).statistic, rel=1e-10)
     assert "Item" not in data["messages"][0] and "1 item(s) left out" in data["messages"][0]
 
 
@@ -147,7 +153,8 @@ def test_analyze_agreement_csv_and_text(study):
     rows = list(csv.DictReader(io.StringIO(run("--target", "keystrokes", "--format", "csv", "--distances", "ter"))))
     first = rows[0]
     assert first["figure"] == "alpha_interval" and float(first["value"]) == pytest.approx(package_alpha(), abs=1e-10)
-    assert [row["figure"] for row in rows[1:7]] == ["ICC(1,1)", "ICC(2,1)", "ICC(3,1)", "ICC(1,k)", "ICC(2,k)",
+    assert rows[1]["figure"] == "ICC(1) one-way"
+    assert [row["figure"] for row in rows[2:8]] == ["ICC(1,1)", "ICC(2,1)", "ICC(3,1)", "ICC(1,k)", "ICC(2,k)",
                                                     "ICC(3,k)"]  # fmt: skip
     assert {row["annotator"] for row in rows if row["figure"] == "annotator_mean"} == set(EDITORS)
     text = run("--target", "keystrokes", "--format", "text", "--distances", "compression")
@@ -222,3 +229,21 @@ def test_the_report_has_no_agreement_section_without_overlap(researcher_client):
     SubmittedPostEditFactory(assignment__item=ItemFactory(project=project))
     page = researcher_client.get(reverse("metrics-report", kwargs={"project_id": project.pk})).content.decode()
     assert "<h2>Agreement</h2>" not in page
+
+
+def test_compression_is_the_default_distance(study):
+    data = json.loads(run("--target", "keystrokes", "--format", "json"))
+    assert [out["metric"] for out in data["output"]] == ["compression"]
+
+
+def test_the_api_computes_ter_and_chrf_over_a_bounded_number_of_pairs(study, researcher_client, monkeypatch):
+    from editlab import limits
+
+    monkeypatch.setattr(limits, "AGREEMENT_SLOW_PAIRS_MAX", 55)  # the study has 56 pairs
+    response = researcher_client.get(api_url(study.pk, "target=keystrokes&distances=compression,ter"))
+    assert response.status_code == 400
+    assert "ter over 56 pairs is more than the 55" in response.json()["detail"]
+    assert researcher_client.get(api_url(study.pk, "target=keystrokes&distances=compression")).status_code == 200
+    monkeypatch.setattr(limits, "AGREEMENT_SLOW_PAIRS_MAX", 56)
+    response = researcher_client.get(api_url(study.pk, "target=keystrokes&distances=ter,chrf"))
+    assert response.status_code == 200 and [out["metric"] for out in response.json()["output"]] == ["ter", "chrf"]

@@ -176,7 +176,7 @@ class Command(DataCommand):
             "--distances",
             default=None,
             metavar="NAME,NAME",
-            help="with --agreement: the output distances (default compression,ter,chrf)",
+            help="with --agreement: the output distances, of compression,ter,chrf (default compression)",
         )
 
     def handle(self, *args, **options) -> None:
