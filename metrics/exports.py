@@ -26,6 +26,7 @@ import csv
 import io
 import json
 import unicodedata
+from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -167,16 +168,19 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
         "document_position": F("assignment__item__document_position"),
         "practice": F("assignment__item__practice"),
     }
-    last_id = 0
-    while True:
+    # The selection's ids first (8 bytes each), then each page by its ids alone (primary-key lookups):
+    # a page found by "id after the last one" made SQLite walk the project's items and sort for every
+    # page, and the selection's filters beside an id list still do; the rows are the selection as it
+    # stood when the export began.
+    ids = array("q", spec.queryset().order_by("id").values_list("id", flat=True).iterator(chunk_size=20_000))
+    for low in range(0, len(ids), page_size):
         page = list(
-            spec.queryset()
-            .filter(pk__gt=last_id)
-            .values("id", "origin", "condition", *EFFORT_FIELDS, *QUALITY_COLUMNS, **fields)[:page_size]
+            PostEdit.objects.filter(pk__in=ids[low : low + page_size].tolist())
+            .order_by("id")
+            .values("id", "origin", "condition", *EFFORT_FIELDS, *QUALITY_COLUMNS, **fields)
         )
         if not page:
-            return
-        last_id = page[-1]["id"]
+            continue
         values: dict[int, dict[str, float | None]] = {}
         if metric_names:
             for pe, metric, variant, value in MetricValue.objects.filter(
