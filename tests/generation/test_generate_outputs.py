@@ -257,3 +257,21 @@ def test_a_server_dying_mid_job_stops_the_run_and_the_same_command_resumes(proje
     assert GenerationRun.objects.get().status == "done"
     after = dict(GenerationRecord.objects.filter(item_id__in=first).values_list("item_id", "text"))
     assert after == first and all(outputs(project).values())
+
+
+def test_the_admin_shows_provenance_and_never_the_key(project, server, prompt_file, settings, client):
+    from django.contrib.auth import get_user_model
+
+    settings.EDITLAB_LLM_API_KEY = "sk-test-0123456789"
+    generate(server, prompt_file, "--items", "q0")
+    record = GenerationRecord.objects.get()
+    admin_user = get_user_model().objects.create_superuser("root", "root@example.org", "pw")
+    client.force_login(admin_user)
+    pages = [
+        client.get("/admin/generation/generationrun/"),
+        client.get("/admin/generation/generationrecord/"),
+        client.get(f"/admin/generation/generationrecord/{record.pk}/change/"),
+    ]
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    detail = pages[2].content.decode()
+    assert "fake-model-1" in detail and "sk-test" not in "".join(p.content.decode() for p in pages)
