@@ -11,8 +11,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotations.api.manage_common import E400, E403, E404
-from annotations.api.permissions import AdminOrResearcher
+from annotations.api.permissions import AdminOrResearcher, AdminWritesResearcherReads
 from annotations.models import Item, Project
+from annotations.roles import is_admin
 from editlab.api import validated
 from editlab.errors import error_responses
 from generation.api import serializers as s
@@ -47,8 +48,22 @@ class RunListApi(generics.ListAPIView):
         return runs_with_progress(project)[:RUNS_SHOWN]
 
 
+class MayStartRuns(AdminOrResearcher):
+    """Before the body is read: admins, and researchers of a project that lets them run simulations."""
+
+    message = "This project does not let researchers run synthetic edits; only admins start runs here."
+
+    def has_permission(self, request, view) -> bool:
+        if is_admin(request.user):
+            return True
+        if not super().has_permission(request, view):
+            return False
+        project = Project.objects.filter(pk=view.kwargs.get("project_id")).first()
+        return project is None or researchers_simulate(project)  # no project: its 404
+
+
 class RunStartApi(APIView):
-    permission_classes = [IsAuthenticated, AdminOrResearcher]
+    permission_classes = [IsAuthenticated, MayStartRuns]
 
     @extend_schema(
         tags=TAG,
@@ -96,7 +111,7 @@ class RunStopApi(APIView):
 
 
 class PolicyApi(APIView):
-    permission_classes = [IsAuthenticated, AdminOrResearcher]
+    permission_classes = [IsAuthenticated, AdminWritesResearcherReads]
 
     @extend_schema(
         tags=TAG,
