@@ -511,9 +511,9 @@ ROUTES: dict[str, Route] = {
         data=lambda w: {"researchers_simulate": "on"},
     ),
     "api-generation-runs": Route(kwargs=PROJECT_ID, get=API_READERS, post=api_no_method(API_READERS)),
-    "api-generation-run-start": Route(
+    "api-generation-run-start": Route(  # researchers pass only where the project lets them simulate
         kwargs=PROJECT_ID,
-        get=api_no_method(API_READERS),
+        get=api_no_method(API_ADMINS),
         post=by_role(403, 403, 403, 403, 202),
         data=lambda w: GENERATION_START,
         json=True,
