@@ -26,6 +26,8 @@ urlpatterns = [
     path("api/", include("metrics.api.urls")),
     path("", include("annotations.urls")),
     path("", include("metrics.urls")),
+    path("api/", include("generation.api.urls")),
+    path("", include("generation.urls")),
 ]
 
 # A 400 that names the limit the request broke (editlab/errors.py).

@@ -11,10 +11,17 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from annotations.roles import is_admin
 from generation.models import GenerationRecord, GenerationRun
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return is_admin(request.user)  # editlab's admins (staff, not superusers) read runs and provenance
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return is_admin(request.user)
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 

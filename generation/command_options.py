@@ -86,11 +86,11 @@ def start_and_wait(command: Any, options: dict[str, Any], **run: Any) -> Generat
         return started
     while True:
         run_now = GenerationRun.objects.get(pk=started.pk)
-        if run_now.status in (GenerationRun.DONE, GenerationRun.FAILED):
+        if run_now.status not in GenerationRun.GOING:
             break
         time.sleep(_POLL_S)
     command.stdout.write(summary(run_now))
-    if run_now.status == GenerationRun.FAILED:
+    if run_now.status in (GenerationRun.FAILED, GenerationRun.STOPPED):
         raise CommandError(run_now.error)
     return run_now
 

@@ -24,7 +24,15 @@ class GenerationRun(models.Model):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
-    STATUS_CHOICES = [(QUEUED, "queued"), (RUNNING, "running"), (DONE, "done"), (FAILED, "failed")]
+    STOPPED = "stopped"
+    STATUS_CHOICES = [
+        (QUEUED, "queued"),
+        (RUNNING, "running"),
+        (DONE, "done"),
+        (FAILED, "failed"),
+        (STOPPED, "stopped"),
+    ]
+    GOING = (QUEUED, RUNNING)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generation_runs")
     kind = models.CharField(max_length=20, choices=KIND_CHOICES)
@@ -53,6 +61,9 @@ class GenerationRun(models.Model):
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     error = models.TextField(blank=True)
+    stopped_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     task_id = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -152,3 +163,20 @@ class GenerationRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} in run #{self.run_id}: {self.status}"
+
+
+class GenerationPolicy(models.Model):
+    """What a project allows besides its admins: researchers may start synthetic-edit runs (simulations)
+    when `researchers_simulate` is on. No row = the default: admins only. Only admins change it."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="generation_policy")
+    researchers_simulate = models.BooleanField(
+        default=False, help_text="Researchers may start (and stop) synthetic-edit runs on this project."
+    )
+    updated = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"generation policy of {self.project}"

@@ -92,7 +92,16 @@ def world(annotator, other_annotator, admin_user) -> dict[str, int]:
         "post-edits": post_edit.pk,
         "metric-jobs": job.pk,
         "users": other_annotator.pk,
+        "generation-runs": _generation_run(project).pk,
     }
+
+
+def _generation_run(project):
+    from generation.models import GenerationRun
+
+    return GenerationRun.objects.create(
+        project=project, kind="output", name="llm", endpoint="http://127.0.0.1:9/v1", model="m", settings_key="k"
+    )
 
 
 def _real_id(path: str, world: dict[str, int]) -> dict[str, int] | None:

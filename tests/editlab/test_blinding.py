@@ -334,6 +334,16 @@ ROUTES: dict[str, Routes] = {
     "metrics-report-data": refused(project_id=lambda w, v: w.project.pk, fmt="json"),
     "metrics-report-documents": refused(project_id=lambda w, v: w.project.pk, fmt="csv"),
     "metrics-report-plot": refused(project_id=lambda w, v: w.project.pk, kind="scatter", fmt="svg"),
+    # Generation: admins and researchers only (no run needed: the role is refused before the run is looked up).
+    "generation-page": refused(**PROJECT_ID),
+    "generation-run-stop": refused(project_id=lambda w, v: w.project.pk, run_id=1),
+    "generation-policy": refused(**PROJECT_ID),
+    "api-generation-runs": refused(**PROJECT_ID),
+    "api-generation-run-start": refused(**PROJECT_ID),
+    "api-generation-run": refused(run_id=1),
+    "api-generation-run-stop": refused(run_id=1),
+    "api-generation-policy": refused(**PROJECT_ID),
+    "api-item-provenance": refused(project_id=lambda w, v: w.project.pk, item_id=lambda w, v: v.submitted.item_id),
 }
 
 

@@ -137,6 +137,33 @@ def _plan_digest(w: "World", annotators: list[str], conditions: list[str]) -> st
     return study_assign_latin_square(project=w.project, annotators=users, conditions=conditions).digest
 
 
+def _generation_run(w: "World"):
+    """A running output run of the project (made on first use; no call is ever made for it)."""
+    from generation.models import GenerationRun
+
+    run, _ = GenerationRun.objects.get_or_create(
+        project=w.project,
+        kind="output",
+        name="llm",
+        settings_key="k" * 64,
+        defaults={"endpoint": "http://127.0.0.1:9/v1", "model": "m", "template": "{source}", "status": "running"},
+    )
+    return run
+
+
+# Every prompt is over 1 character: each item is refused before any call, so a run starts and ends here.
+GENERATION_START = {
+    "kind": "output",
+    "name": "llm-b",
+    "endpoint": "http://127.0.0.1:9/v1",
+    "model": "m",
+    "template": "answer",
+    "max_prompt_chars": 1,
+    "concurrency": 1,
+    "timeout_s": 1,
+}
+
+
 PE = lambda w: {"post_edit_id": w.post_edit.pk}  # noqa: E731
 PROJECT_ID = lambda w: {"project_id": w.project.pk}  # noqa: E731
 
@@ -472,6 +499,53 @@ ROUTES: dict[str, Route] = {
         get=PAGE_READERS,
         post=PAGE_NO_POST,
         query="?metric=levenshtein",
+    ),
+    # ---- generation (generation/views.py, generation/api/views.py): admins; researchers read
+    "generation-page": Route(
+        kwargs=PROJECT_ID,
+        get=PAGE_READERS,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: GENERATION_START,
+    ),
+    "generation-run-stop": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "run_id": _generation_run(w).pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+    ),
+    "generation-policy": Route(
+        kwargs=PROJECT_ID,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"researchers_simulate": "on"},
+    ),
+    "api-generation-runs": Route(kwargs=PROJECT_ID, get=API_READERS, post=api_no_method(API_READERS)),
+    "api-generation-run-start": Route(  # researchers pass only where the project lets them simulate
+        kwargs=PROJECT_ID,
+        get=api_no_method(API_ADMINS),
+        post=by_role(403, 403, 403, 403, 202),
+        data=lambda w: GENERATION_START,
+        json=True,
+    ),
+    "api-generation-run": Route(
+        kwargs=lambda w: {"run_id": _generation_run(w).pk}, get=API_READERS, post=api_no_method(API_READERS)
+    ),
+    "api-generation-run-stop": Route(
+        kwargs=lambda w: {"run_id": _generation_run(w).pk},
+        get=api_no_method(API_READERS),
+        post=by_role(403, 403, 403, 403, 200),
+        json=True,
+    ),
+    "api-generation-policy": Route(
+        kwargs=PROJECT_ID,
+        get=API_READERS,
+        post=by_role(403, 403, 403, 403, 200),
+        data=lambda w: {"researchers_simulate": True},
+        json=True,
+    ),
+    "api-item-provenance": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "item_id": w.assignment.item_id},
+        get=API_READERS,
+        post=api_no_method(API_READERS),
     ),
 }
 
