@@ -220,25 +220,28 @@ def test_undo_and_redo_produce_nothing_but_revise():
     assert result.product_process_ratio == 1.0
 
 
+# A Japanese IME composition typed into 「」 and committed as 日本 (Chromium's events).
+IME_WIRE = [
+    {"t": 0, "k": "load", "data": "「」", "len": 2},
+    {"t": 4, "k": "keydown", "key": "Process"},
+    {"t": 5, "k": "compositionstart", "data": ""},
+    {"t": 6, "k": "compositionupdate", "data": "に"},
+    {"t": 7, "k": "beforeinput", "it": "insertCompositionText", "s": 1, "e": 1},
+    {"t": 8, "k": "input", "it": "insertCompositionText", "s": 2, "len": 3, "data": "に"},
+    {"t": 9, "k": "keydown", "key": "Process"},
+    {"t": 10, "k": "compositionupdate", "data": "にほん"},
+    {"t": 11, "k": "beforeinput", "it": "insertCompositionText", "s": 2, "e": 2},
+    {"t": 12, "k": "input", "it": "insertCompositionText", "s": 4, "len": 5, "data": "ほん"},
+    {"t": 19, "k": "keydown", "key": " "},
+    {"t": 20, "k": "compositionupdate", "data": "日本"},
+    {"t": 21, "k": "beforeinput", "it": "insertCompositionText", "s": 4, "e": 4},
+    {"t": 22, "k": "input", "it": "insertCompositionText", "s": 3, "len": 4, "data": ""},
+    {"t": 30, "k": "compositionend", "data": "日本"},
+]
+
+
 def test_an_ime_composition_produces_its_committed_text_once():
-    wire = [
-        {"t": 0, "k": "load", "data": "「」", "len": 2},
-        {"t": 4, "k": "keydown", "key": "Process"},
-        {"t": 5, "k": "compositionstart", "data": ""},
-        {"t": 6, "k": "compositionupdate", "data": "に"},
-        {"t": 7, "k": "beforeinput", "it": "insertCompositionText", "s": 1, "e": 1},
-        {"t": 8, "k": "input", "it": "insertCompositionText", "s": 2, "len": 3, "data": "に"},
-        {"t": 9, "k": "keydown", "key": "Process"},
-        {"t": 10, "k": "compositionupdate", "data": "にほん"},
-        {"t": 11, "k": "beforeinput", "it": "insertCompositionText", "s": 2, "e": 2},
-        {"t": 12, "k": "input", "it": "insertCompositionText", "s": 4, "len": 5, "data": "ほん"},
-        {"t": 19, "k": "keydown", "key": " "},
-        {"t": 20, "k": "compositionupdate", "data": "日本"},
-        {"t": 21, "k": "beforeinput", "it": "insertCompositionText", "s": 4, "e": 4},
-        {"t": 22, "k": "input", "it": "insertCompositionText", "s": 3, "len": 4, "data": ""},
-        {"t": 30, "k": "compositionend", "data": "日本"},
-    ]
-    events = [event_from_wire(dict(event, seq=seq), "p") for seq, event in enumerate(wire)]
+    events = [event_from_wire(dict(event, seq=seq), "p") for seq, event in enumerate(IME_WIRE)]
     result = process_measures("「」", events)
     assert result.actions == 3 and result.intervals == (5.0, 10.0)
     assert result.produced_chars == 2  # 日本, not に + ほん + 日本

@@ -159,10 +159,9 @@ def test_who_may_start_and_stop(project, server, users):
     assert GenerationRun.objects.count() == 1 and not server.requests
 
 
-def test_stopping_a_running_run_fails_its_chunks_and_the_same_settings_resume_it(project, server, users):
-    admin = users["admin"]
-    body = settings_of(server, kind="output", name="llm-a", template="answer")
-    run = GenerationRun.objects.create(
+def running_run(project, server) -> GenerationRun:
+    """A run a worker is working on (as the engine leaves it mid-run), made directly."""
+    return GenerationRun.objects.create(
         project=project,
         kind="output",
         name="llm-a",
@@ -175,6 +174,12 @@ def test_stopping_a_running_run_fails_its_chunks_and_the_same_settings_resume_it
         status="running",
         total=5,
     )
+
+
+def test_stopping_a_running_run_fails_its_chunks_and_the_same_settings_resume_it(project, server, users):
+    admin = users["admin"]
+    body = settings_of(server, kind="output", name="llm-a", template="answer")
+    run = running_run(project, server)
     chunk = GenerationChunk.objects.create(run=run, seq=0, item_ids=[1, 2], size=2, status="running", attempts=1)
     researcher = client_of(users["researcher"])
     assert researcher.post(reverse("api-generation-run-stop", kwargs={"run_id": run.pk})).status_code == 403
@@ -197,19 +202,7 @@ def test_a_stopped_chunk_stores_nothing_more(project, server, users, monkeypatch
     """A worker whose chunk was stopped loses its claim: the answers it still gets are not stored."""
     from generation import jobs
 
-    run = GenerationRun.objects.create(
-        project=project,
-        kind="output",
-        name="llm-a",
-        endpoint=server.base_url,
-        model="m1",
-        template_name="t",
-        template="Q: {question}",
-        template_sha256="0" * 64,
-        settings_key="k",
-        status="running",
-        total=5,
-    )
+    run = running_run(project, server)
     ids = list(Item.objects.filter(project=project).values_list("pk", flat=True))
     chunk = GenerationChunk.objects.create(run=run, seq=0, item_ids=ids, size=len(ids))
     store = jobs._store

@@ -15,7 +15,7 @@ from django.urls import reverse
 from annotations.api.serializers_editor import event_from_wire
 from metrics.exports_critt import KD_COLUMNS, kd_rows, kd_table
 from metrics.exports_events import EventExportSpec, PostEditHead, event_export_stream
-from tests.annotations.test_process import Log
+from tests.annotations.test_process import IME_WIRE, Log
 from tests.metrics.test_export_events import _live
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -52,24 +52,7 @@ def test_a_paste_and_an_undo_are_one_row_each_with_all_their_characters():
 
 
 def test_an_ime_composition_is_one_insertion_of_its_committed_text():
-    wire = [
-        {"t": 0, "k": "load", "data": "「」", "len": 2},
-        {"t": 4, "k": "keydown", "key": "Process"},
-        {"t": 5, "k": "compositionstart", "data": ""},
-        {"t": 6, "k": "compositionupdate", "data": "に"},
-        {"t": 7, "k": "beforeinput", "it": "insertCompositionText", "s": 1, "e": 1},
-        {"t": 8, "k": "input", "it": "insertCompositionText", "s": 2, "len": 3, "data": "に"},
-        {"t": 9, "k": "keydown", "key": "Process"},
-        {"t": 10, "k": "compositionupdate", "data": "にほん"},
-        {"t": 11, "k": "beforeinput", "it": "insertCompositionText", "s": 2, "e": 2},
-        {"t": 12, "k": "input", "it": "insertCompositionText", "s": 4, "len": 5, "data": "ほん"},
-        {"t": 19, "k": "keydown", "key": " "},
-        {"t": 20, "k": "compositionupdate", "data": "日本"},
-        {"t": 21, "k": "beforeinput", "it": "insertCompositionText", "s": 4, "e": 4},
-        {"t": 22, "k": "input", "it": "insertCompositionText", "s": 3, "len": 4, "data": ""},
-        {"t": 30, "k": "compositionend", "data": "日本"},
-    ]
-    events = [event_from_wire(dict(event, seq=seq), "p1") for seq, event in enumerate(wire)]
+    events = [event_from_wire(dict(event, seq=seq), "p1") for seq, event in enumerate(IME_WIRE)]
     rows = kd_rows("S", head("「」"), events, {"p1": 0})
     assert [(row[6], row[7], row[8], row[9]) for row in rows] == [(4, "Ins", 1, "日本")]
 
