@@ -111,6 +111,14 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes} min"
 
 
+def job_progress(done: int, in_flight: int, total: int) -> dict[str, int]:
+    """What the progress bar shows: the stored values and those scored in running chunks (written while a
+    chunk runs, so a job of one chunk moves too), and that share in whole percent (never 100 before done)."""
+    value = min(done + in_flight, total)
+    percent = 100 * value // total if total else 0
+    return {"value": value, "percent": percent}
+
+
 @login_required
 @require_GET
 @readers
@@ -121,6 +129,7 @@ def job_page(request: HtmxHttpRequest, project_id: int, job_id: int) -> HttpResp
         "project": job.project,
         "job": job,
         "activity": activity,
+        "progress": job_progress(job.done, activity.in_flight, job.total),
         "waited": duration(activity.waiting_s) if activity.waiting_s is not None else "",
         "uses_workers": jobs_fan_out(),
         "chunk_size": settings.EDITLAB_METRIC_CHUNK_SIZE,

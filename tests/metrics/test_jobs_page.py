@@ -133,7 +133,47 @@ def test_a_running_job_polls_its_progress_partial(researcher_client, project, re
     assert "<html" not in content
     assert f'hx-get="{url}" hx-trigger="every 1s"' in content
     assert f'href="{url}"' in content
-    assert '<progress value="4" max="10">' in content
+    assert '<progress id="job-progress-bar" value="4" max="10">40%</progress>' in content
+    assert "4 of 10 values computed: 40%" in content
+
+
+def test_the_bar_moves_within_a_running_chunk(researcher_client, project):
+    # One chunk of 6 values of a 10-value job: 4 stored by a finished chunk, 3 scored so far in the running one.
+    job = MetricJob.objects.create(project=project, status=MetricJob.RUNNING, total=10, done=4, variants=["plain"])
+    for seq, (status, done) in enumerate([(MetricChunk.DONE, 4), (MetricChunk.RUNNING, 3)]):
+        MetricChunk.objects.create(
+            job=job,
+            seq=seq,
+            variant="plain",
+            metrics=["levenshtein"],
+            post_edit_ids=[seq],
+            size=1,
+            total=[4, 6][seq],
+            done=done,
+            status=status,
+        )
+    content = _page(researcher_client, job)
+    assert '<progress id="job-progress-bar" value="7" max="10">70%</progress>' in content
+    assert "4 of 10 values computed (and 3 being computed): 70%" in content
+    assert "read the report" not in content
+
+
+def test_the_bar_never_passes_the_total_nor_divides_by_zero():
+    from metrics.views.jobs import job_progress
+
+    assert job_progress(9, 5, 10) == {"value": 10, "percent": 100}
+    assert job_progress(0, 0, 0) == {"value": 0, "percent": 0}
+    assert job_progress(1, 0, 3) == {"value": 1, "percent": 33}
+
+
+def test_a_finished_job_links_to_the_report_and_to_the_metric_values(researcher_client, project):
+    job = MetricJob.objects.create(project=project, status=MetricJob.DONE, total=4, done=4, variants=["plain"])
+    content = _page(researcher_client, job)
+    report = reverse("metrics-report", kwargs={"project_id": project.pk})
+    values = reverse("metrics-project", kwargs={"project_id": project.pk})
+    assert f'<a href="{report}">read the report of study</a>' in content
+    assert f'<a href="{values}">see its metric values</a>' in content
+    assert '<progress id="job-progress-bar" value="4" max="4">100%</progress>' in content
 
 
 def test_a_failed_job_shows_its_error_and_a_retry_finishes_it(researcher_client, project, failed_job):
