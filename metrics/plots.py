@@ -8,10 +8,12 @@ hostile names stay inert in the page and in the downloaded file.
 
 import io
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
 import numpy as np
+from matplotlib import ticker
 from matplotlib.figure import Figure
 from matplotlib.typing import RcKeyType
 
@@ -20,7 +22,7 @@ from metrics.analysis import LineFit
 matplotlib.use("Agg")
 
 FORMATS = {"svg": "image/svg+xml", "png": "image/png"}
-MAX_POINTS = 2500  # beyond this a scatter shows a fixed random sample (the fit uses every point); ~300 KB of SVG
+MAX_POINTS = 2500  # beyond this the condition plot shows a fixed random sample of its jittered points
 STYLE: dict[RcKeyType, Any] = {
     "text.parse_math": False,
     "text.usetex": False,
@@ -29,6 +31,44 @@ STYLE: dict[RcKeyType, Any] = {
     "font.size": 9,
     "axes.titlesize": 10,
 }
+
+
+ALPHA_FROM = 300  # above this many points a scatter's points fade with their number, so overlaps show as darker
+HEXBIN_FROM = 2000  # above this many a scatter is a hexbin of every point: colour counts the post-edits per cell
+POINT_ALPHA = 0.8  # a scatter's points at ALPHA_FROM or fewer
+MIN_ALPHA = 0.12
+HEXBIN_GRID = 40  # hexagons across the x axis
+
+
+@dataclass(frozen=True)
+class ScatterStyle:
+    """How a scatter of n points shows density: `points` with this alpha and size, or `hexbin`."""
+
+    kind: str  # "points" or "hexbin"
+    alpha: float
+    size: float
+
+
+def scatter_style(n: int) -> ScatterStyle:
+    """Opaque-ish points for a few, fading points (alpha ~ 1/sqrt(n)) for hundreds, a hexbin for thousands."""
+    if n > HEXBIN_FROM:
+        return ScatterStyle("hexbin", 1.0, 0.0)
+    if n <= ALPHA_FROM:
+        return ScatterStyle("points", POINT_ALPHA, 14.0)
+    return ScatterStyle("points", max(MIN_ALPHA, POINT_ALPHA * (ALPHA_FROM / n) ** 0.5), 8.0)
+
+
+def _density(figure: Figure, axes, x: np.ndarray, y: np.ndarray) -> str:
+    """Draw x against y as scatter_style says; returns a note for the axis label ("" for plain points)."""
+    style = scatter_style(int(x.size))
+    if style.kind == "hexbin":
+        cells = axes.hexbin(x, y, gridsize=HEXBIN_GRID, mincnt=1, cmap="Blues", bins="log", linewidths=0.2)
+        bar = figure.colorbar(cells, ax=axes, shrink=0.85, label="post-edits per hexagon")
+        bar.ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))  # 1, 10, 100: no mathtext
+        bar.ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        return f"{x.size:,} points, binned"
+    axes.scatter(x, y, s=style.size, alpha=style.alpha, linewidths=0, color="#2458a6")
+    return ""
 
 
 def sample_indices(n: int, limit: int = MAX_POINTS, seed: int = 0) -> np.ndarray:
@@ -53,29 +93,30 @@ def _render(build, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
+def scatter_figure(
+    x: np.ndarray, y: np.ndarray, *, fit: LineFit | None, title: str, xlabel: str, ylabel: str
+) -> Figure:
+    """Every point (faded or binned by their number: scatter_style), the least-squares line and its 95% band."""
+    figure = Figure(figsize=(4.6 if x.size > HEXBIN_FROM else 4.2, 3.2))
+    axes = figure.add_subplot()
+    note = _density(figure, axes, x, y)
+    if fit is not None:
+        grid = np.linspace(float(x.min()), float(x.max()), 100)
+        low, high = fit.band(grid)
+        axes.fill_between(grid, low, high, color="#d9822b", alpha=0.3, linewidth=0, label="95% CI")
+        axes.plot(grid, fit.predict(grid), color="#d9822b", linewidth=1.5, label="least squares")
+        axes.legend(loc="upper left", frameon=False)
+    axes.set_title(title)
+    axes.set_xlabel(f"{xlabel}\n{note}" if note else xlabel)
+    axes.set_ylabel(ylabel)
+    return figure
+
+
 def scatter(
     x: np.ndarray, y: np.ndarray, *, fit: LineFit | None, title: str, xlabel: str, ylabel: str, fmt: str = "svg"
 ) -> bytes:
-    """Points, the least-squares line and its 95% confidence band."""
-
-    def build() -> Figure:
-        figure = Figure(figsize=(4.2, 3.2))
-        axes = figure.add_subplot()
-        shown = sample_indices(x.size)
-        axes.scatter(x[shown], y[shown], s=6, alpha=0.35, linewidths=0, color="#2458a6")
-        if fit is not None:
-            grid = np.linspace(float(x.min()), float(x.max()), 100)
-            low, high = fit.band(grid)
-            axes.fill_between(grid, low, high, color="#d9822b", alpha=0.3, linewidth=0, label="95% CI")
-            axes.plot(grid, fit.predict(grid), color="#d9822b", linewidth=1.5, label="least squares")
-            axes.legend(loc="upper left", frameon=False)
-        axes.set_title(title)
-        sampled = f"{shown.size:,} of {x.size:,} points shown; the line uses all" if shown.size < x.size else ""
-        axes.set_xlabel(f"{xlabel}\n{sampled}" if sampled else xlabel)
-        axes.set_ylabel(ylabel)
-        return figure
-
-    return _render(build, fmt)
+    """scatter_figure as SVG or PNG bytes."""
+    return _render(lambda: scatter_figure(x, y, fit=fit, title=title, xlabel=xlabel, ylabel=ylabel), fmt)
 
 
 def heatmap(names: Sequence[str], values: Sequence[Sequence[float | None]], *, title: str, fmt: str = "svg") -> bytes:
@@ -110,8 +151,7 @@ def predicted_vs_measured(
     def build() -> Figure:
         figure = Figure(figsize=(4.2, 3.6))
         axes = figure.add_subplot()
-        shown = sample_indices(measured.size)
-        axes.scatter(measured[shown], predicted[shown], s=6, alpha=0.35, linewidths=0, color="#2458a6")
+        _density(figure, axes, measured, predicted)
         if measured.size:
             low = float(min(measured.min(), predicted.min()))
             high = float(max(measured.max(), predicted.max()))
