@@ -125,6 +125,29 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     return render_page(request, "metrics/report.html", "metrics/report_body.html", context, status=status)
 
 
+def rank_and_footnote(rows: list[dict]) -> list[dict]:
+    """Give each row its `rank` by oriented r (1 = best; None without an r; ties share the better rank) and its
+    `notes` as footnote references, and order the rows by rank (those without one last, in their order);
+    returns the footnotes, each text once with the metrics it concerns."""
+    ranked = sorted((row["pearson_oriented"], row["metric"]) for row in rows if row["pearson_oriented"] is not None)
+    ranked.reverse()
+    rank_of: dict[float, int] = {}
+    for position, (value, _) in enumerate(ranked, start=1):
+        rank_of.setdefault(value, position)
+    footnotes: dict[str, dict] = {}
+    for row in rows:
+        oriented = row["pearson_oriented"]
+        row["rank"] = rank_of[oriented] if oriented is not None else None
+        row["notes"] = []
+        for text in row["messages"]:
+            note = footnotes.setdefault(text, {"number": len(footnotes) + 1, "text": text, "metrics": []})
+            note["metrics"].append(row["metric"])
+            row["notes"].append(note)
+    order = {id(row): position for position, row in enumerate(rows)}
+    rows.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, order[id(row)]))
+    return list(footnotes.values())
+
+
 def _report_context(
     report: Report, project: Project, baseline: str | None = None, reference: str | None = None
 ) -> dict:
@@ -149,6 +172,7 @@ def _report_context(
                 "plots": plot_urls("scatter", metric=name) if result.pearson is not None else None,
             }
         )
+    footnotes = rank_and_footnote(rows)
     model = analysis.effort_model
     contributions = []
     if model is not None:
@@ -185,6 +209,7 @@ def _report_context(
         "analysis": analysis,
         "selection": report.selection,
         "rows": rows,
+        "footnotes": footnotes,
         "messages_all": report.messages + analysis.messages,
         "model": model,
         "contributions": contributions,

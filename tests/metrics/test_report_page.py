@@ -291,3 +291,32 @@ def test_log_time_reaches_the_mixed_models_the_downloads_and_the_plots(researche
     assert data["settings"]["log_target"] is True
     refused = researcher_client.get(page + "?target=keystrokes&log_time=1")
     assert refused.status_code == 400 and "log time applies to the time targets" in refused.content.decode()
+
+
+def test_rows_are_ranked_by_oriented_r_and_notes_become_shared_footnotes():
+    from metrics.views.report import rank_and_footnote
+
+    rows = [
+        {"metric": "a", "pearson_oriented": 0.5, "messages": ["few rows"]},
+        {"metric": "b", "pearson_oriented": None, "messages": ["b is constant", "few rows"]},
+        {"metric": "c", "pearson_oriented": 0.9, "messages": []},
+        {"metric": "d", "pearson_oriented": 0.5, "messages": []},
+    ]
+    footnotes = rank_and_footnote(rows)
+    assert [(row["metric"], row["rank"]) for row in rows] == [("c", 1), ("a", 2), ("d", 2), ("b", None)]
+    assert [(n["number"], n["text"], n["metrics"]) for n in footnotes] == [
+        (1, "few rows", ["a", "b"]),
+        (2, "b is constant", ["b"]),
+    ]
+    assert [note["number"] for note in rows[3]["notes"]] == [2, 1]
+
+
+def test_the_key_table_comes_first_and_every_other_figure_is_under_more_columns(researcher_client, study):
+    html = researcher_client.get(reverse("metrics-report", kwargs={"project_id": study.pk})).content.decode()
+    key = html[html.index('id="metrics-key"') : html.index('id="more-columns"')]
+    more = html[html.index('id="more-columns"') :]
+    for header in ("rank", "metric", "n", "r", "r 95% CI", "p", "oriented r", "ρ", "τ"):
+        assert f">{header}</th>" in key, header
+    for header in ("Williams p", "Δr bootstrap [95%]", "CV random", "CV by annotator", "dropped"):
+        assert f">{header}</th>" not in key and f">{header}</th>" in more, header
+    assert more.startswith('id="more-columns">\n<summary>More columns')
