@@ -70,6 +70,24 @@ def projects_with_submitted() -> QuerySet[Project]:
     ).order_by("name")
 
 
+def metrics_per_project(project_ids: Sequence[int]) -> dict[int, int]:
+    """How many metrics have a stored value in each project (one grouped query); a project without any is left out."""
+    rows = (
+        MetricValue.objects.filter(post_edit__assignment__item__project_id__in=list(project_ids))
+        .values_list("post_edit__assignment__item__project_id")
+        .annotate(n=Count("metric", distinct=True))
+        .order_by()
+    )
+    return {project_id: n for project_id, n in rows}
+
+
+def report_loading_text(*, metrics: int, post_edits: int) -> str:
+    """What a page says while a report computes: "Computing correlations for 5 metrics over 5,235 post-edits…"."""
+    metric_word = "metric" if metrics == 1 else "metrics"
+    post_edit_word = "post-edit" if post_edits == 1 else "post-edits"
+    return f"Computing correlations for {metrics:,} {metric_word} over {post_edits:,} {post_edit_word}…"
+
+
 def metric_column(metric: str, variant: str) -> str:
     """`compression` for the plain variant, `compression__with_references` for the other."""
     if variant not in VARIANTS:

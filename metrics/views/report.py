@@ -50,7 +50,9 @@ from metrics.selectors import (
     TARGETS,
     VARIANTS,
     annotator_names,
+    metrics_per_project,
     projects_with_submitted,
+    report_loading_text,
     task_types,
 )
 from metrics.selectors_scenarios import simulated_scenarios
@@ -76,7 +78,11 @@ def _checked(value: str) -> bool:
 @require_GET
 @readers
 def report_projects(request: HttpRequest) -> HttpResponse:
-    return render(request, "metrics/report_projects.html", {"projects": projects_with_submitted()})
+    projects = list(projects_with_submitted())
+    metrics = metrics_per_project([project.pk for project in projects])
+    for project in projects:
+        project.loading = report_loading_text(metrics=metrics.get(project.pk, 0), post_edits=project.submitted)
+    return render(request, "metrics/report_projects.html", {"projects": projects})
 
 
 @login_required
@@ -122,6 +128,9 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     else:
         report = report_build(selection=selection, settings=settings, baseline=baseline, scenario_reference=reference)
         context.update(_report_context(report, project, baseline, reference))
+        context["loading"] = report_loading_text(
+            metrics=len(report.analysis.metrics), post_edits=report.analysis.n_rows
+        )
     return render_page(request, "metrics/report.html", "metrics/report_body.html", context, status=status)
 
 

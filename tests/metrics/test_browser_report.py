@@ -83,3 +83,29 @@ def test_the_ranking_fits_1366_px_with_its_key_columns_and_notes_as_footnotes(co
     more_headers = more.locator("thead th").all_inner_texts()
     assert all(name in more_headers for name in MORE), more_headers
     assert more.locator("table").is_visible()
+
+
+def test_the_reports_list_says_what_is_computed_while_the_report_loads(context, site, researcher, report_url):
+    page = logged_in_page(context, site, researcher)
+    page.set_default_timeout(PAGE_TIMEOUT_MS)
+    page.goto(reverse("metrics-reports"))
+    # The click and a look at the page in one task: the status line is read before the report replaces the page.
+    shown = page.evaluate(
+        """href => {
+          document.querySelector(`a[href="${href}"]`).click();
+          const line = document.getElementById("page-loading");
+          const box = line && line.getBoundingClientRect();
+          return line && {text: line.textContent, role: line.getAttribute("role"), visible: box.height > 0,
+                          busy: document.body.getAttribute("aria-busy")};
+        }""",
+        report_url,
+    )
+    assert shown == {
+        "text": "Computing correlations for 9 metrics over 40 post-edits…",
+        "role": "status",
+        "visible": True,
+        "busy": "true",
+    }
+    page.wait_for_url(f"**{report_url}")
+    page.locator("#metrics-key").wait_for()
+    assert page.locator("#page-loading").count() == 0  # the report's page has none

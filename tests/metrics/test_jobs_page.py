@@ -171,7 +171,7 @@ def test_a_finished_job_links_to_the_report_and_to_the_metric_values(researcher_
     content = _page(researcher_client, job)
     report = reverse("metrics-report", kwargs={"project_id": project.pk})
     values = reverse("metrics-project", kwargs={"project_id": project.pk})
-    assert f'<a href="{report}">read the report of study</a>' in content
+    assert f'<a href="{report}" data-loading="Computing the report of study…">read the report of study</a>' in content
     assert f'<a href="{values}">see its metric values</a>' in content
     assert '<progress id="job-progress-bar" value="4" max="4">100%</progress>' in content
 

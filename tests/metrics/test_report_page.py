@@ -320,3 +320,22 @@ def test_the_key_table_comes_first_and_every_other_figure_is_under_more_columns(
     for header in ("Williams p", "Δr bootstrap [95%]", "CV random", "CV by annotator", "dropped"):
         assert f">{header}</th>" not in key and f">{header}</th>" in more, header
     assert more.startswith('id="more-columns">\n<summary>More columns')
+
+
+def test_the_reports_list_and_the_form_say_what_the_report_computes(researcher_client, study):
+    listing = researcher_client.get(reverse("metrics-reports")).content.decode()
+    url = reverse("metrics-report", kwargs={"project_id": study.pk})
+    text = "Computing correlations for 3 metrics over 30 post-edits…"  # build_study: 2 x 15 edits, 3 metrics
+    assert f'<a href="{url}" data-loading="{text}">Report</a>' in listing
+    page = researcher_client.get(url).content.decode()
+    assert f'data-loading="{text}"' in page  # the form's Update (a whole page without htmx)
+    assert f'<span id="report-loading" class="htmx-indicator" role="status">{text}</span>' in page
+
+
+def test_the_loading_text_counts_in_words():
+    from metrics.selectors import report_loading_text
+
+    assert report_loading_text(metrics=1, post_edits=1) == "Computing correlations for 1 metric over 1 post-edit…"
+    assert (
+        report_loading_text(metrics=8, post_edits=5235) == "Computing correlations for 8 metrics over 5,235 post-edits…"
+    )

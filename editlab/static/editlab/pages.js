@@ -42,3 +42,38 @@
     });
   });
 })();
+
+// A link or form marked data-loading="Computing …" leads to a page that takes a while to compute: while the
+// browser waits for it, a status line says what is being computed. Without JS the link simply loads.
+(function () {
+  function say(text) {
+    if (!text) return;
+    let line = document.getElementById("page-loading");
+    if (!line) {
+      line = document.createElement("p");
+      line.id = "page-loading";
+      line.className = "page-loading";
+      line.setAttribute("role", "status");
+      document.body.appendChild(line);
+    }
+    line.textContent = text;
+    document.body.setAttribute("aria-busy", "true");
+  }
+
+  document.addEventListener("click", function (event) {
+    const link = event.target.closest && event.target.closest("a[data-loading]");
+    if (!link || event.defaultPrevented || event.button !== 0) return;
+    if (event.ctrlKey || event.metaKey || event.shiftKey || event.altKey || link.target) return;
+    say(link.dataset.loading);
+  });
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    if (form.dataset && form.dataset.loading && !event.defaultPrevented) say(form.dataset.loading);
+  });
+  // Back to a page kept in the back-forward cache: the wait is over.
+  window.addEventListener("pageshow", function () {
+    const line = document.getElementById("page-loading");
+    if (line) line.remove();
+    document.body.removeAttribute("aria-busy");
+  });
+})();
