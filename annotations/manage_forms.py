@@ -266,6 +266,9 @@ class MoveForm(forms.Form):
     force = forms.BooleanField(required=False, label="Include in-progress work (discards its draft)")
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
+        # Ids of its own: the Assign form on the same page has a "batches" field too, and a second
+        # id_batches would leave this one's label pointing at the other's list.
+        kwargs.setdefault("auto_id", "id_move_%s")
         super().__init__(*args, **kwargs)
         _model_choices(self, "from_annotator").queryset = annotator_queryset()
         _model_choices(self, "to_annotator").queryset = annotator_queryset()

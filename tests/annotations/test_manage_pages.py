@@ -1,9 +1,12 @@
+import re
+
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotations.models import Assignment, Batch, Item, Project
 from tests.factories import (
     AssignmentFactory,
+    BatchFactory,
     ItemFactory,
     PostEditFactory,
     ProjectFactory,
@@ -195,3 +198,14 @@ def test_assign_form_lists_only_active_annotators(admin_client, annotator, resea
     assign = assign[: assign.index("</form>")]
     assert "anna" in assign and "rita" not in assign and "imported-ed" not in assign
     assert Item.objects.count() == 0
+
+
+def test_every_field_of_the_batches_page_has_one_id_and_a_label_pointing_at_it(admin_client):
+    project = ProjectFactory()
+    BatchFactory(project=project, name="b1")
+    html = admin_client.get(reverse("manage-batches", args=[project.pk])).content.decode()
+    ids = re.findall(r'<(?:select|input|textarea)[^>]*\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert 'id="id_batches"' in html and 'id="id_move_batches"' in html  # the two "Batches" lists
+    assert '<label for="id_move_batches">Batches:</label>' in html
+    assert 'name="batches"' in html.split('id="id_move_batches"')[0].rsplit("<select", 1)[1]  # names unchanged
