@@ -46,11 +46,12 @@ def prepare(iwslt: Path | None) -> dict:
     """Demo accounts and project, and the IWSLT2019 study with its metric values when `iwslt`."""
     from django.core.management import call_command
 
+    from annotations.demo import DEMO_PROJECT
     from annotations.importers import import_items
     from annotations.models import Project
 
     call_command("demo", stdout=open(os.devnull, "w"))
-    projects = {"demo": Project.objects.order_by("pk").first()}
+    projects = {"demo": Project.objects.get(name=DEMO_PROJECT)}
     if iwslt is not None:
         import_items(fmt="pet", path=iwslt, create_project=True, project="IWSLT2019", annotator_prefix="iwslt-")
         from metrics import text as text_metrics
@@ -70,12 +71,12 @@ def prepare(iwslt: Path | None) -> dict:
 def compute_demo_metrics() -> None:
     from django.core.management import call_command
 
-    from annotations.models import Project
+    from annotations.demo import DEMO_PROJECT
     from metrics import text as text_metrics
 
     call_command(
         "compute_metrics",
-        project=Project.objects.order_by("pk").first().name,
+        project=DEMO_PROJECT,
         metrics=",".join(text_metrics.EFFORT_SUITE),
         variant="plain",
         no_progress=True,
@@ -129,7 +130,7 @@ def measure(base: str, projects: dict[str, int], after_submits) -> dict[str, lis
         log_in(page, base, "annotator", passwords["annotator"])
         page.goto(f"{base}/annotate/")
         times["first page: My batches"] = [page.evaluate(NAVIGATION_MS)["load"]]
-        first_editor = page.locator("a[href^='/edit/']").first.get_attribute("href")
+        first_editor = page.locator("a[href^='/edit/']").first.get_attribute("href") or "/annotate/"
         opens, submits = [], []
         page.goto(f"{base}{first_editor}")
         opens.append(editor_ready(page))

@@ -27,7 +27,7 @@ from editlab.benchmarks.pages_browser import (
 )
 from editlab.benchmarks.support import CHROMIUM_ARGS, IWSLT2019, setup_django
 
-VIEWPORT = {"width": 1200, "height": 750}
+WIDTH, HEIGHT = 1200, 750
 OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "img"
 PARTICIPANT = {"PROLIFIC_PID": "5f8e9a0b1c2d3e4f5a6b7c8d", "STUDY_ID": "65aa00bb11cc", "SESSION_ID": "tour"}
 
@@ -83,13 +83,13 @@ def photograph(base: str, projects: dict[str, int], token: str, output: Path, re
     shots = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport=VIEWPORT)
+        context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
         context.set_default_timeout(PAGE_TIMEOUT_MS)
 
         page = context.new_page()
         log_in(page, base, "annotator", passwords["annotator"])
         page.goto(f"{base}/annotate/")
-        page.goto(base + page.locator("a[href^='/edit/']").first.get_attribute("href"))
+        page.goto(base + (page.locator("a[href^='/edit/']").first.get_attribute("href") or "/annotate/"))
         editor_ready(page)
         page.keyboard.press("End")
         page.keyboard.type(" Gut.")
@@ -114,7 +114,7 @@ def photograph(base: str, projects: dict[str, int], token: str, output: Path, re
         page.screenshot(path=str(shots[-1]))
         page.close()
 
-        crowd = browser.new_context(viewport=VIEWPORT)
+        crowd = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
         crowd.set_default_timeout(PAGE_TIMEOUT_MS)
         page = crowd.new_page()
         page.goto(f"{base}/join/{token}/?{urlencode(PARTICIPANT)}")

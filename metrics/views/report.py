@@ -8,7 +8,7 @@ the server (SVG or PNG), each with its numbers as CSV and JSON; the whole analys
 downloads as JSON (the analyze command's schema) and its table as CSV.
 """
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -61,6 +61,16 @@ from metrics.views.downloads import csv_response, json_response, safe_name
 NUMBER_FORMATS = ("csv", "json")
 
 
+@dataclass(frozen=True)
+class ReportListRow:
+    """A project on the reports list, with what its report link says while the report computes."""
+
+    pk: int
+    name: str
+    submitted: int
+    loading: str
+
+
 readers = role_required(ADMIN, RESEARCHER, message="Only researchers and admins may read analysis reports.")
 
 
@@ -80,9 +90,12 @@ def _checked(value: str) -> bool:
 def report_projects(request: HttpRequest) -> HttpResponse:
     projects = list(projects_with_submitted())
     metrics = metrics_per_project([project.pk for project in projects])
+    rows = []
     for project in projects:
-        project.loading = report_loading_text(metrics=metrics.get(project.pk, 0), post_edits=project.submitted)
-    return render(request, "metrics/report_projects.html", {"projects": projects})
+        submitted: int = project.submitted  # type: ignore[attr-defined]  # projects_with_submitted's annotate(); the stubs type no annotation
+        loading = report_loading_text(metrics=metrics.get(project.pk, 0), post_edits=submitted)
+        rows.append(ReportListRow(pk=project.pk, name=project.name, submitted=submitted, loading=loading))
+    return render(request, "metrics/report_projects.html", {"projects": rows})
 
 
 @login_required
