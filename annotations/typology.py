@@ -170,13 +170,13 @@ def parse_severity(text: str) -> str:
     return severity
 
 
-def check_span(start: int | None, end: int | None, length: int, field: str = "span") -> None:
+def check_span(start: Any, end: Any, length: int, field: str = "span") -> None:
     """A span [start, end) over a text of `length` characters; (None, None) is an error without a span."""
     if start is None and end is None:
         return
     if start is None or end is None:
         raise TypologyError("needs both start and end, or neither", field)
-    if isinstance(start, bool) or isinstance(end, bool) or not isinstance(start, int) or not isinstance(end, int):
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in (start, end)):
         raise TypologyError("start and end must be whole numbers", field)
     if start < 0 or end > length:
         raise TypologyError(f"[{start}, {end}) lies outside the text's {length} characters", field)
