@@ -92,6 +92,12 @@ def test_summary_means_per_system_and_rater(tmp_path):
     assert summary["raters"]["rater1"]["mean"] == pytest.approx((5.1 + 25 + 1) / 3)
     assert summary["raters"]["rater2"]["mean"] == pytest.approx(3.0)
     assert summary["raters"]["rater2"]["n"] == 2
+    # sysA's segment 1 is the one output rated twice: rater1 marked 6 characters, rater2 none
+    agreement = summary["agreement"]
+    assert (agreement["units"], agreement["pairs"], agreement["char_f1"]) == (1, 1, 0.0)
+    out = io.StringIO()
+    call_command("analyze", "--project", "wmt", "--mqm", stdout=out)
+    assert "sysA" in out.getvalue() and "character-level F1                 0.000" in out.getvalue()
 
 
 @pytest.mark.django_db
