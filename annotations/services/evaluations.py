@@ -74,8 +74,8 @@ def evaluation_submit(
     system: str = "",
     post_edit: PostEdit | None = None,
     started_at: datetime | None = None,
-    wall_ms: int | None = None,
-    active_ms: int | None = None,
+    wall_ms: Any = None,
+    active_ms: Any = None,
 ) -> Evaluation:
     """Store a submitted evaluation of the item's output `system`, or of `post_edit`; refuses (naming the
     field: `spans[2].end`, `esa_score`) before writing anything."""

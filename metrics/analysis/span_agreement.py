@@ -105,12 +105,12 @@ def span_agreement(judgements: Iterable[Judgement]) -> SpanAgreement:
     notes = [f"{cut} unit(s) longer than {MAX_CHARACTERS:,} characters: their first {MAX_CHARACTERS:,} counted"] * (
         cut > 0
     )
+    binary: Alpha | None = None
+    severity: Alpha | None = None
     if char_units:
         units = np.concatenate(char_units)
         binary = krippendorff_alpha(units, np.concatenate(char_binary), level="nominal")
         severity = krippendorff_alpha(units, np.concatenate(char_severity), level="nominal")
-    else:
-        binary = severity = None
     return SpanAgreement(
         units=len(shared),
         pairs=pairs,
