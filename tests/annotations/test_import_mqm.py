@@ -194,3 +194,36 @@ def test_any_row_parses_or_is_refused_by_line(cells, severity):
         for error in rating.errors:
             text_of = rating.text if error.side == "target" else plan.items[0].source
             assert error.start is None or 0 <= error.start <= error.end <= len(text_of)
+
+
+@pytest.mark.django_db
+def test_the_import_page_imports_mqm_for_admins_only(admin_client, researcher_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    project = Project.objects.create(name="page")
+
+    def post(client, text):
+        files = SimpleUploadedFile("mqm.tsv", text.encode(), content_type="text/tab-separated-values")
+        return client.post(reverse("manage-import"), {"project": project.pk, "fmt": "mqm", "files": files})
+
+    assert post(researcher_client, TSV).status_code == 403
+    bad = post(admin_client, HEADER + "sysA\tdoc1\t1\t1\tr1\ts\tt\tOther\tSevere\t\n")
+    assert bad.status_code == 400 and "mqm.tsv, line 2, field &#x27;severity&#x27;" in bad.content.decode()
+    assert Evaluation.objects.count() == 0
+    good = post(admin_client, TSV)
+    assert good.status_code == 200 and "Evaluations created (error spans)</th><td>5 (6)" in good.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_scores_api_answers_researchers(tmp_path, researcher_client, annotator_client):
+    _import(tmp_path)
+    project = Project.objects.get(name="wmt")
+    url = f"/api/projects/{project.pk}/mqm/"
+    assert annotator_client.get(url).status_code == 403
+    answer = researcher_client.get(url).json()
+    assert answer["systems"]["sysB"]["mean"] == pytest.approx(15.5)
+    assert answer["agreement"]["pairs"] == 1
+    Project.objects.filter(pk=project.pk).update(quality={"weights": {"major": "heavy"}})
+    refused = researcher_client.get(url)
+    assert refused.status_code == 400 and refused.json()["code"] == "typology_malformed"

@@ -300,6 +300,7 @@ ROUTES: dict[str, Routes] = {
     "api-project-events": refused(**PROJECT_ID),
     "api-project-analysis": refused(**PROJECT_ID),
     "api-project-gold": refused(**PROJECT_ID),
+    "api-project-mqm": refused(**PROJECT_ID),
     "api-project-agreement": refused(**PROJECT_ID),
     "manage-projects": refused(),
     "manage-project-create": refused(),

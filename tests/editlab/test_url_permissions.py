@@ -337,6 +337,8 @@ ROUTES: dict[str, Route] = {
         kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
     "api-project-gold": Route(kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    # MQM/ESA scores: read by researchers and admins, like the analysis.
+    "api-project-mqm": Route(kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
     "api-project-agreement": Route(
         kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
