@@ -2,12 +2,13 @@
 
 import random
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q, QuerySet
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
-from annotations.typology import Typology, parse_typology
+from annotations.typology import Typology, TypologyError, parse_typology
 from editlab.limits import (
     IDLE_THRESHOLD_DEFAULT_S,
     IDLE_THRESHOLD_MAX_S,
@@ -72,6 +73,13 @@ class Project(models.Model):
         """The idle threshold the editor and the effort derivation use, in ms: always within the column's
         checked range, so a value stored before the range was checked cannot break a page."""
         return clamped_idle_threshold_s(self.idle_threshold_s) * 1000.0
+
+    def clean(self) -> None:
+        super().clean()
+        try:
+            parse_typology(self.quality)
+        except TypologyError as exc:
+            raise ValidationError({"quality": f"{exc.field}: {exc.message}"}) from None
 
     def typology(self) -> Typology:
         """The project's error typology and MQM weights (TypologyError when the stored JSON is malformed)."""

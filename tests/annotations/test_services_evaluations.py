@@ -75,3 +75,14 @@ def test_an_unknown_output_and_a_second_evaluation_are_refused(item):
     with pytest.raises(ServiceError, match="already evaluated"):
         evaluation_submit(item=item, rater=rater, system="sysA", spans=[])
     assert Evaluation.objects.count() == 1
+
+
+def test_the_admin_form_refuses_a_malformed_typology(db):
+    from django.core.exceptions import ValidationError
+
+    from tests.factories import ProjectFactory
+
+    project = ProjectFactory(quality={"weights": {"major": -1}})
+    with pytest.raises(ValidationError) as caught:
+        project.full_clean()
+    assert caught.value.message_dict == {"quality": ["weights.major: must be a finite number >= 0, got -1"]}
