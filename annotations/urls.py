@@ -4,6 +4,7 @@ from annotations.views import copying, editor, manage
 from annotations.views import imports as import_views
 from annotations.views import participants as participant_views
 from annotations.views import replay as replay_views
+from annotations.views import users as user_views
 
 urlpatterns: list = [
     # The annotator's pages (annotations/views/editor.py).
@@ -53,6 +54,12 @@ urlpatterns: list = [
         replay_views.post_edit_process_graph_png,
         name="manage-post-edit-process-graph",
     ),
+    # Accounts and their roles, admins only (annotations/views/users.py).
+    path("manage/users/", user_views.users_list, name="manage-users"),
+    path("manage/users/add/", user_views.user_add_view, name="manage-users-add"),
+    path("manage/users/<int:user_id>/role/", user_views.user_role_view, name="manage-user-role"),
+    path("manage/users/<int:user_id>/active/", user_views.user_active_view, name="manage-user-active"),
+    path("manage/users/<int:user_id>/password/", user_views.user_password_view, name="manage-user-password"),
     # Importing items and finished studies, admins only (annotations/views/imports.py).
     path("manage/import/", import_views.import_page, name="manage-import"),
     path("manage/import/mapping/", import_views.import_mapping, name="manage-import-mapping"),

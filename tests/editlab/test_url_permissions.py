@@ -458,6 +458,32 @@ ROUTES: dict[str, Route] = {
         get=by_role(LOGIN, 404, 404, 200, 200),  # as the replay page
         post=PAGE_NO_POST,
     ),
+    # The Users page: admins only; the actions change annotator A's account (an admin's own and a
+    # superuser's are refused by the service: tests/annotations/test_users_page.py).
+    "manage-users": Route(get=PAGE_ADMINS, post=PAGE_NO_POST, query="?q=ann&role=annotator&page=1"),
+    "manage-users-add": Route(
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, 200),
+        data=lambda w: {"username": "newcomer", "role": "annotator"},
+    ),
+    "manage-user-role": Route(
+        kwargs=lambda w: {"user_id": w.users["annotator_a"].pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/users/")),
+        data=lambda w: {"role": "researcher"},
+    ),
+    "manage-user-active": Route(
+        kwargs=lambda w: {"user_id": w.users["annotator_a"].pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/users/")),
+        data=lambda w: {"active": "0"},
+    ),
+    "manage-user-password": Route(
+        kwargs=lambda w: {"user_id": w.users["annotator_a"].pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, 200),
+        data=lambda w: {"password": ""},
+    ),
     "manage-import": Route(
         get=PAGE_ADMINS,
         post=by_role(LOGIN, 403, 403, 403, 200),
