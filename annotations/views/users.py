@@ -39,7 +39,7 @@ def _render(
     error: str = "",
     status: int = 200,
 ) -> HttpResponse:
-    filters = UserFilterForm(request.GET or None)
+    filters = UserFilterForm(request.GET or None, auto_id="filter_%s")  # the add form has a role field too
     chosen = filters.cleaned_data if filters.is_valid() else {}
     page, rows = users_page(
         actor=request.user,
