@@ -18,7 +18,7 @@ def _choose(page, name: str = "items20.csv") -> None:
         page.set_input_files("#id_files", files=[{"name": name, "mimeType": "text/csv", "buffer": ITEMS20}])
 
 
-def test_an_import_error_then_the_import_again(page_for, admin_user):
+def test_an_import_error_then_the_import_again(page_for, admin_user):  # noqa: F811 - the imported fixture
     with db_lock():
         project = ProjectFactory(name="Items20")
     page = page_for(admin_user)
@@ -51,7 +51,7 @@ def test_an_import_error_then_the_import_again(page_for, admin_user):
         ]
 
 
-def test_the_users_filters_swap_the_table_and_back_shows_the_whole_page(page_for, admin_user):
+def test_the_users_filters_swap_the_table_and_back_shows_the_whole_page(page_for, admin_user):  # noqa: F811
     with db_lock():
         UserFactory(username="rita", role="researcher")
         UserFactory(username="anna", role="annotator")
