@@ -273,3 +273,17 @@ def test_a_model_name_that_starts_a_formula_is_neutralised_in_csv(project, serve
     assert {row["gen_prompt_tokens"] for row in table} != {""}  # numbers stay numbers
     jsonl = [json.loads(line) for line in read(project, "jsonl").decode().splitlines()]
     assert [row["gen_model"] for row in jsonl] == ['=HYPERLINK("http://x")'] * 5
+
+
+def test_the_api_and_the_export_page_carry_the_columns(project, world, client_as):
+    api = client_as("researcher").get(f"/api/projects/{project.pk}/export/?format=jsonl")
+    page = client_as("researcher").get(f"/research/{project.pk}/metrics/export/?format=jsonl&include_simulated=1")
+    assert (api.status_code, page.status_code) == (200, 200)
+    from_api = rows_by_who(json.loads(line) for line in b"".join(api.streaming_content).decode().splitlines())
+    from_page = rows_by_who(json.loads(line) for line in b"".join(page.streaming_content).decode().splitlines())
+    expected = expected_output_provenance(world, "q0")
+    for rows in (from_api, from_page):
+        assert {c: rows[("q0", "bob")][c] for c in PROVENANCE_COLUMNS} == expected
+    assert (
+        sorted(r["gen_kind"] or "" for r in from_page.values()) == ["", "", "", "output", "output"] + ["simulation"] * 5
+    )
