@@ -240,8 +240,8 @@ def kill_report(result: dict, *, latency: float, vendor: str) -> str:
 
 def report(rows, *, items: int, latency: float, vendor: str) -> str:
     lines = [
-        f"## {rows[0][0] if rows else 0} db_worker(s) ({datetime.now():%Y-%m-%d}, {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, {vendor})",
+        f"## {rows[0][0] if rows else 0} db_worker(s) ({datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, {vendor}, load average at the end {' / '.join(f'{x:.1f}' for x in os.getloadavg())})",
         "",
         f"{items} items per run; the loopback server answers each request after {latency * 1000:.0f} ms "
         "(its own process); workers 0 = the app process runs the run (immediate backend).",
