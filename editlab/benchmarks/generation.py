@@ -66,8 +66,11 @@ def _project(items: int):
     return project
 
 
-def _workers_start(count: int, database_url: str, *, first: int = 0, **env: str) -> list[subprocess.Popen]:
-    env = {**os.environ, "DATABASE_URL": database_url, "TASKS_BACKEND": "database", "LOG_LEVEL": "WARNING", **env}
+def _workers_start(
+    count: int, database_url: str, *, first: int = 0, extra: dict[str, str] | None = None
+) -> list[subprocess.Popen]:
+    env = {**os.environ, "DATABASE_URL": database_url, "TASKS_BACKEND": "database", "LOG_LEVEL": "WARNING"}
+    env |= extra or {}
     return [
         subprocess.Popen(
             [sys.executable, "manage.py", "db_worker", "--no-startup-delay", "--no-reload", "--worker-id", f"bench{n}"],
@@ -165,7 +168,7 @@ def kill_resume(*, items: int, latency: float, concurrency: int, database_url: s
             seed=1,
             concurrency=concurrency,
         )
-        [first] = _workers_start(1, database_url, **heartbeat)
+        [first] = _workers_start(1, database_url, extra=heartbeat)
         while GenerationRecord.objects.filter(run=run).count() < items // 2:
             time.sleep(0.2)
         first_cpu = _children_cpu_s([first.pid])
@@ -174,7 +177,7 @@ def kill_resume(*, items: int, latency: float, concurrency: int, database_url: s
         killed_at = time.perf_counter()
         stored_before = _stored(run.pk)
         asked_before = len(server.requests)
-        [second] = _workers_start(1, database_url, first=1, **heartbeat)
+        [second] = _workers_start(1, database_url, first=1, extra=heartbeat)
         resumed_at = None
         try:
             while True:
