@@ -12,6 +12,10 @@ from django.urls import reverse
 
 from annotations.models import Assignment
 
+# The segment list shows at most this many segments before and after the current one (a batch may
+# hold thousands; the page says how many are left out on either side).
+SEGMENT_WINDOW = 20
+
 
 @dataclass(frozen=True)
 class SegmentLink:
@@ -24,19 +28,16 @@ class SegmentLink:
     status_label: str
     current: bool
     is_open: bool
-
-    @property
-    def url(self) -> str:
-        """The editor of an open segment, the changes of a closed one."""
-        name = "editor" if self.is_open else "editor_diff"
-        return reverse(name, args=[self.assignment_id])
+    url: str  # the editor of an open segment, the changes of a closed one
 
 
 @dataclass(frozen=True)
 class EditorPlace:
     """Where the current assignment lies in the annotator's work."""
 
-    segments: list[SegmentLink]  # the current document's (or batch's) segments, in queue order
+    segments: list[SegmentLink]  # the current document's (or batch's) segments, in queue order (a window)
+    hidden_before: int  # the document's (or batch's) segments left out of `segments` before it and after it
+    hidden_after: int
     current: SegmentLink
     previous: SegmentLink | None  # the neighbours in the annotator's queue of the project
     next: SegmentLink | None
@@ -52,6 +53,12 @@ def editor_place(*, assignment: Assignment, participant: bool) -> EditorPlace:
     """The segment list, neighbours and counter of `assignment` (one query: the annotator's
     assignments in the item's project, in queue order)."""
     item = assignment.item
+    # Two reversals for the whole list: a page with thousands of segments reverses no URL per segment.
+    marker = 999999999
+    patterns = {
+        True: reverse("editor", args=[marker]).replace(str(marker), "{}"),
+        False: reverse("editor_diff", args=[marker]).replace(str(marker), "{}"),
+    }
     rows = list(
         Assignment.objects.filter(annotator_id=assignment.annotator_id, item__project_id=item.project_id).values_list(
             "pk", "status", "item__external_id", "item__document", "item__batch_id"
@@ -68,6 +75,7 @@ def editor_place(*, assignment: Assignment, participant: bool) -> EditorPlace:
             status_label=_STATUS_LABELS.get(status, status),
             current=pk == assignment.pk,
             is_open=status in Assignment.OPEN,
+            url=patterns[status in Assignment.OPEN].format(pk),
         )
         links.append(link)
         same = document == item.document if item.document else batch_id == item.batch_id and not document
@@ -75,8 +83,12 @@ def editor_place(*, assignment: Assignment, participant: bool) -> EditorPlace:
             group.append(link)
     index = next(k for k, link in enumerate(links) if link.current)
     counted = links if participant else group
+    here = next(k for k, link in enumerate(group) if link.current)
+    first, last = max(0, here - SEGMENT_WINDOW), min(len(group), here + SEGMENT_WINDOW + 1)
     return EditorPlace(
-        segments=group,
+        segments=group[first:last],
+        hidden_before=first,
+        hidden_after=len(group) - last,
         current=links[index],
         previous=links[index - 1] if index > 0 else None,
         next=links[index + 1] if index + 1 < len(links) else None,

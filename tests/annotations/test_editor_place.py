@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from annotations.models import Assignment, Project
-from annotations.selectors_editor import editor_place
+from annotations.selectors_editor import SEGMENT_WINDOW, editor_place
 from annotations.services.join_links import PlatformIds, join_link_open
 from annotations.services.participants import participant_join
 from annotations.views.editor import diff_marks, word_diff
@@ -152,3 +152,14 @@ def test_only_an_insertion_right_after_a_deletion_stands_apart(original, edited)
     assert [(op, text) for op, text, _ in marked] == segments
     for k, (op, _, apart) in enumerate(marked):
         assert apart == (op == "insert" and k > 0 and marked[k - 1][0] == "delete")
+
+
+@pytest.mark.django_db
+def test_a_long_document_lists_a_window_around_the_current_segment(annotator):
+    queue = _queue(annotator, ProjectFactory(), {"long": SEGMENT_WINDOW * 3})
+    current = len(queue) - 5
+    place = editor_place(assignment=queue[current], participant=False)
+    numbers = [s.number for s in place.segments]
+    assert numbers == list(range(current + 1 - SEGMENT_WINDOW, len(queue) + 1))
+    assert (place.hidden_before, place.hidden_after) == (current - SEGMENT_WINDOW, 0)
+    assert (place.total, place.next.number, place.previous.number) == (len(queue), current + 2, current)
