@@ -62,8 +62,7 @@ def diff_marks(segments: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
     """The segments as the diff page shows them: (op, text, apart), apart for an insertion right
     after a deletion (the page leaves a gap between the two, else they read as one word)."""
     return [
-        (op, text, op == "insert" and k > 0 and segments[k - 1][0] == "delete")
-        for k, (op, text) in enumerate(segments)
+        (op, text, op == "insert" and k > 0 and segments[k - 1][0] == "delete") for k, (op, text) in enumerate(segments)
     ]
 
 

@@ -135,7 +135,9 @@ def test_the_shortcuts_move_between_segments_skip_and_list_themselves(context, s
     post_edit, _ = assert_submitted(middle, "Two. X")
     with db_lock():
         keys = list(
-            EditEvent.objects.filter(post_edit=post_edit, kind="keydown").order_by("seq").values_list("key", "modifiers")
+            EditEvent.objects.filter(post_edit=post_edit, kind="keydown")
+            .order_by("seq")
+            .values_list("key", "modifiers")
         )
     assert ("ArrowRight", 4) in keys and ("S", 3) in keys and ("Enter", 1) in keys
     assert post_edit.uncorroborated_keys == 0

@@ -206,7 +206,9 @@ def deleted(text: str) -> str:
 def inserted(text: str, *, apart: bool = False) -> str:
     """An insertion as the diff page marks it; `apart` right after a deletion (a gap between them)."""
     opening = '<ins class="apart">' if apart else "<ins>"
-    return f'{opening}<span class="visually-hidden">[inserted: </span>{text}<span class="visually-hidden">]</span></ins>'
+    return (
+        f'{opening}<span class="visually-hidden">[inserted: </span>{text}<span class="visually-hidden">]</span></ins>'
+    )
 
 
 def test_the_diff_page_marks_insertions_and_deletions(annotator_client, assignment):
@@ -215,7 +217,9 @@ def test_the_diff_page_marks_insertions_and_deletions(annotator_client, assignme
     assignment.save()
     response = annotator_client.get(f"/edit/{assignment.pk}/diff/")
     content = response.content.decode()
-    assert f'<div class="text diff" id="diff">This {deleted("are")}{inserted("is", apart=True)} a test.</div>' in content
+    assert (
+        f'<div class="text diff" id="diff">This {deleted("are")}{inserted("is", apart=True)} a test.</div>' in content
+    )
     assert '<pre class="text" id="edited">This is a test.</pre>' in content
     assert "<tr><th>Time (wall)</th><td>12.3 s</td></tr>" in content
     assert "<tr><th>Time (active)</th><td>–</td></tr>" in content
