@@ -2,6 +2,7 @@ from django.urls import path
 
 from annotations.views import copying, editor, manage
 from annotations.views import imports as import_views
+from annotations.views import items as item_views
 from annotations.views import participants as participant_views
 from annotations.views import replay as replay_views
 from annotations.views import users as user_views
@@ -23,6 +24,9 @@ urlpatterns: list = [
     path("manage/projects/<int:project_id>/design/apply/", manage.design_apply, name="manage-design-apply"),
     path("manage/projects/<int:project_id>/progress/", manage.progress_page, name="manage-progress"),
     path("manage/projects/<int:project_id>/copy/", copying.project_copy, name="manage-project-copy"),
+    # The items browser and one item's page (annotations/views/items.py): admins and researchers read.
+    path("manage/projects/<int:project_id>/items/", item_views.browser_page, name="manage-items"),
+    path("manage/projects/<int:project_id>/items/<int:item_id>/", item_views.item_page, name="manage-item"),
     # Crowd participants (annotations/views/participants.py): the participation link, the completion
     # page, and the project's Participants page (admins open and revoke links; researchers read).
     path("join/<str:token>/", participant_views.join, name="join"),

@@ -311,6 +311,8 @@ ROUTES: dict[str, Routes] = {
     "manage-design": refused(**PROJECT_ID),
     "manage-design-apply": refused(**PROJECT_ID),
     "manage-progress": refused(**PROJECT_ID),
+    "manage-items": refused(**PROJECT_ID),
+    "manage-item": refused(project_id=lambda w, v: w.project.pk, item_id=lambda w, v: v.submitted.item_id),
     "manage-project-copy": refused(**PROJECT_ID),
     "manage-participation": refused(**PROJECT_ID),
     "manage-participation-open": refused(**PROJECT_ID),

@@ -278,6 +278,11 @@ def _pages(h: dict) -> list[tuple[str, str, bool]]:
         ("admin", reverse("manage-project-edit", args=[project.pk]), True),
         ("admin", reverse("manage-batches", args=[project.pk]), True),
         ("admin", reverse("manage-progress", args=[project.pk]), True),
+        ("admin", reverse("manage-items", args=[project.pk]), True),
+        ("admin", reverse("manage-items", args=[project.pk]) + "?view=post-edits", True),
+        ("researcher", reverse("manage-items", args=[project.pk]) + "?view=post-edits&q=done-", True),
+        ("admin", reverse("manage-item", args=[project.pk, h["done"].item_id]), True),
+        ("researcher", reverse("manage-item", args=[project.pk, h["skipped"].item_id]), True),
         ("admin", reverse("manage-post-edit-replay", args=[post_edit.pk]), True),
         ("admin", reverse("manage-import"), True),
         ("admin", reverse("manage-users"), True),  # the editor's account is named with the payload

@@ -416,6 +416,15 @@ ROUTES: dict[str, Route] = {
         },
     ),
     "manage-progress": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
+    # The items browser (both views, a filter set) and one item's page: admins and researchers read.
+    "manage-items": Route(
+        kwargs=PROJECT_ID, query="?view=post-edits&status=in_progress&q=anna", get=PAGE_READERS, post=PAGE_NO_POST
+    ),
+    "manage-item": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "item_id": w.assignment.item_id},
+        get=PAGE_READERS,
+        post=PAGE_NO_POST,
+    ),
     "manage-project-copy": Route(
         kwargs=PROJECT_ID,
         get=PAGE_ADMINS,
