@@ -26,6 +26,9 @@ NAMES = {
     "pet": "Finished PET study",
 }
 NAMES["idfx"] = "Inputlog/ScriptLog IDFX"
+NAMES["mqm"] = "WMT MQM TSV"
+# The WMT MQM TSV's header (annotations.importers.mqm.COLUMNS; the comment column may be left out).
+MQM_COLUMNS = ["system", "doc", "doc_id", "seg_id", "rater", "source", "target", "category", "severity"]
 EDITEVAL_KEYS = {"edits", "tasks", "task_type"}
 NATINST_KEYS = ('"Definition"', '"Instances"', '"Positive Examples"')
 PET_HEADER = "header"
@@ -136,6 +139,8 @@ def _delimited(text: str, base: str) -> Detection:
         return Detection(None, "plain text with no columns (neither tabs nor commas on line 1)")
     dialect = "excel-tab" if kind == "tsv" else "excel"
     columns = [column.strip() for column in next(csv.reader([first], dialect=dialect), [])]
+    if kind == "tsv" and columns in (MQM_COLUMNS, [*MQM_COLUMNS, "comment"]):
+        return Detection("mqm", f"a WMT MQM TSV ({len(columns)} columns: one row per error, spans in <v>)")
     if kind == "tsv" and {"MT", "PE"} <= {column.strip("<>") for column in columns}:
         return Detection("pet", f"a PET header ({len(columns)} columns); select the post-editors' files too")
     what = "CSV table (comma separated" if kind == "csv" else "TSV table (tab separated"

@@ -48,6 +48,12 @@ def one(name: str, data: bytes | str):
         ("task1.json", json.dumps(NATINST_TASK), "natinst", "a Super-NaturalInstructions task file (JSON)"),
         ("header", HEADER, "pet", "a PET study (a header file and 0 other files)"),
         ("a.tsv", "S\t<MT>\tPE\ttime\n", "pet", "a PET header (4 columns); select the post-editors' files too"),
+        (
+            "mqm_ted_ende.tsv",
+            "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\tcomment\n",
+            "mqm",
+            "a WMT MQM TSV (10 columns: one row per error, spans in <v>)",
+        ),
         ("log.idfx", gzip.decompress((IDFX_DATA / "J_il_1.idfx.gz").read_bytes()), "idfx", "an IDFX keystroke log (XML)"),
         ("x.parquet", b"PAR1\x15\x04", None, "a Parquet file (export it as CSV or JSON Lines to import it)"),
         ("x.zip", b"PK\x03\x04\x14\x00", None, "a ZIP archive (unpack it and import the files inside)"),
