@@ -118,12 +118,14 @@ class ConditionForm(forms.Form):
         max_length=100,
         required=False,
         label="Editor starts with output",
-        help_text="A system name of the items' outputs; empty: an empty editor (translating from scratch).",
+        help_text="A system name of the items' outputs (listed under What the conditions need); empty: an empty "
+        "editor (translating from scratch).",
     )
     highlights = forms.BooleanField(required=False, label="Show error highlights")
 
 
 MAX_CONDITION_ROWS = 100  # the service's MAX_CONDITIONS
+BLANK_CONDITION_ROWS = 3  # beside the declared ones; "Add a condition" offers one more without saving
 
 
 class _ConditionRows(forms.BaseFormSet):
@@ -136,7 +138,7 @@ class _ConditionRows(forms.BaseFormSet):
 ConditionFormSet = forms.formset_factory(
     ConditionForm,
     formset=_ConditionRows,
-    extra=2,
+    extra=BLANK_CONDITION_ROWS,
     can_delete=True,
     max_num=MAX_CONDITION_ROWS,
     validate_max=True,
@@ -145,9 +147,15 @@ ConditionFormSet = forms.formset_factory(
 CONDITIONS_PREFIX = "conditions"
 
 
-def condition_formset(data=None, *, project: Project | None = None):
-    """The conditions' rows: bound to a POST, or showing the project's declared conditions."""
+def condition_formset(data=None, *, project: Project | None = None, more_rows: int = 0):
+    """The conditions' rows: bound to a POST (with `more_rows` blank rows added), or showing the
+    project's declared conditions and BLANK_CONDITION_ROWS blank ones."""
     if data is not None:
+        if more_rows:
+            data = data.copy()
+            key = f"{CONDITIONS_PREFIX}-TOTAL_FORMS"
+            total = parse_id(str(data.get(key, ""))) or 0
+            data[key] = str(min(total + more_rows, MAX_CONDITION_ROWS))
         return ConditionFormSet(data, prefix=CONDITIONS_PREFIX)
     initial = []
     if project is not None and isinstance(project.conditions, list):

@@ -12,6 +12,7 @@ from django.contrib.auth.models import AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
 from django.db import connections, router
 from django.http import Http404, HttpRequest
+from django.utils.functional import SimpleLazyObject
 
 ADMIN = "admin"
 ANNOTATOR = "annotator"
@@ -65,6 +66,12 @@ def is_researcher(user) -> bool:
 
 def is_annotator(user) -> bool:
     return user.is_authenticated and ANNOTATOR in _groups(user)
+
+
+def is_participant(user) -> bool:
+    """A crowd participant: an annotator account made by a join link (models.Participant). Read
+    once per user object (the reverse one-to-one is cached on it)."""
+    return is_annotator(user) and hasattr(user, "participant")
 
 
 def can_read_all(user) -> bool:
@@ -138,4 +145,6 @@ def roles_context(request: HttpRequest) -> dict:
         "user_is_admin": is_admin(user),
         "user_is_researcher": is_researcher(user),
         "user_is_annotator": is_annotator(user),
+        # Read only by a page that asks (base.html, for annotators): participants see only the study.
+        "user_is_participant": SimpleLazyObject(lambda: is_participant(user)),
     }

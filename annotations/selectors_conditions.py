@@ -70,6 +70,11 @@ def condition_usage(*, project: Project) -> dict[str, ConditionUsage]:
     return usage
 
 
+def output_counts(*, project: Project) -> dict[str, int]:
+    """How many of the project's non-practice items carry each named output."""
+    return _json_key_counts(project=project, column="outputs")
+
+
 def _json_key_counts(*, project: Project, column: str) -> dict[str, int]:
     """How many of the project's non-practice items carry each key of a JSON object column
     (outputs, highlights), counted by the database: a project's outputs are its largest texts."""
@@ -175,6 +180,11 @@ def _condition_warnings(summary: StudySettings) -> list[str]:
                 f"Condition {condition.name!r} shows output {condition.output!r}, which {entry.items_lacking} of "
                 f"{summary.items} item(s) lack (the items carry: {have}): under it they would start from an "
                 "empty editor instead, flagged condition_output_missing."
+            )
+        elif condition.output is not None and condition.output not in summary.outputs:
+            warnings.append(
+                f"Condition {condition.name!r} shows output {condition.output!r}, which no item carries yet: "
+                "import items with it (outputs, or output:NAME=column in a table) before assigning work."
             )
         if condition.highlights and condition.output is None:
             warnings.append(

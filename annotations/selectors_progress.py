@@ -121,6 +121,11 @@ class ProjectProgress:
     # the declared ones in their order, then other names, then work under no condition (practice).
     by_condition: list[ProgressRow] = field(default_factory=list)
 
+    @property
+    def by_design(self) -> bool:
+        """Whether the study's design assigns its documents (a Latin square): its work is in no batch by design."""
+        return self.project.design == Project.DESIGN_LATIN_SQUARE
+
 
 NO_CONDITION = "(no condition)"
 

@@ -2,8 +2,10 @@ from django.urls import path
 
 from annotations.views import copying, editor, manage
 from annotations.views import imports as import_views
+from annotations.views import items as item_views
 from annotations.views import participants as participant_views
 from annotations.views import replay as replay_views
+from annotations.views import users as user_views
 
 urlpatterns: list = [
     # The annotator's pages (annotations/views/editor.py).
@@ -22,6 +24,9 @@ urlpatterns: list = [
     path("manage/projects/<int:project_id>/design/apply/", manage.design_apply, name="manage-design-apply"),
     path("manage/projects/<int:project_id>/progress/", manage.progress_page, name="manage-progress"),
     path("manage/projects/<int:project_id>/copy/", copying.project_copy, name="manage-project-copy"),
+    # The items browser and one item's page (annotations/views/items.py): admins and researchers read.
+    path("manage/projects/<int:project_id>/items/", item_views.browser_page, name="manage-items"),
+    path("manage/projects/<int:project_id>/items/<int:item_id>/", item_views.item_page, name="manage-item"),
     # Crowd participants (annotations/views/participants.py): the participation link, the completion
     # page, and the project's Participants page (admins open and revoke links; researchers read).
     path("join/<str:token>/", participant_views.join, name="join"),
@@ -53,6 +58,12 @@ urlpatterns: list = [
         replay_views.post_edit_process_graph_png,
         name="manage-post-edit-process-graph",
     ),
+    # Accounts and their roles, admins only (annotations/views/users.py).
+    path("manage/users/", user_views.users_list, name="manage-users"),
+    path("manage/users/add/", user_views.user_add_view, name="manage-users-add"),
+    path("manage/users/<int:user_id>/role/", user_views.user_role_view, name="manage-user-role"),
+    path("manage/users/<int:user_id>/active/", user_views.user_active_view, name="manage-user-active"),
+    path("manage/users/<int:user_id>/password/", user_views.user_password_view, name="manage-user-password"),
     # Importing items and finished studies, admins only (annotations/views/imports.py).
     path("manage/import/", import_views.import_page, name="manage-import"),
     path("manage/import/mapping/", import_views.import_mapping, name="manage-import-mapping"),

@@ -10,6 +10,7 @@ import json
 MAX_ID = 2**63 - 1  # BigAutoField: every primary key
 MAX_SMALL = 32_767  # PositiveSmallIntegerField (a project's overlap)
 MAX_INT = 2**31 - 1  # IntegerField (seqs, counts)
+MIN_BIGINT, MAX_BIGINT = -(2**63), 2**63 - 1  # BigIntegerField (a generation run's seed)
 # A project's idle threshold, in seconds: above zero, and a gap longer than a day is idle in any study.
 # An absurd value (1e308) made every editor page of the project fail (the threshold in ms overflowed).
 IDLE_THRESHOLD_MIN_S = 0.001

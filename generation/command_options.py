@@ -12,11 +12,11 @@ from django.core.management.base import CommandError, CommandParser
 from annotations.models import Project
 from editlab.refusals import Refusal
 from generation import jobs
+from generation.control import TEMPLATE_MAX_BYTES
 from generation.models import GenerationRun
 from generation.prompts import variables_parse
 from generation.services import PROMPT_MAX_CHARS_DEFAULT, generation_run_start
 
-TEMPLATE_MAX_BYTES = 1024 * 1024
 _POLL_S = 0.2
 
 

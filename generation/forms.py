@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from editlab import limits
 from generation.control import TEMPLATE_MAX_BYTES, shipped_templates
 from generation.models import GenerationRun
 from generation.prompts import TemplateRefused, variables_parse
@@ -41,7 +42,7 @@ class RunStartForm(forms.Form):
     )
     temperature = forms.FloatField(required=False, min_value=0, max_value=TEMPERATURE_MAX)
     max_tokens = forms.IntegerField(required=False, min_value=1, max_value=MAX_TOKENS_MAX)
-    seed = forms.IntegerField(required=False, min_value=-(2**63), max_value=2**63 - 1)
+    seed = forms.IntegerField(required=False, min_value=limits.MIN_BIGINT, max_value=limits.MAX_BIGINT)
     concurrency = forms.IntegerField(initial=1, min_value=1, max_value=CONCURRENCY_MAX)
     timeout_s = forms.FloatField(initial=60.0, min_value=0.001, max_value=TIMEOUT_MAX_S, label="Timeout (s)")
     max_prompt_chars = forms.IntegerField(initial=PROMPT_MAX_CHARS_DEFAULT, min_value=1, max_value=100_000_000)

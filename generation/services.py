@@ -154,7 +154,7 @@ def generation_run_start(
     endpoint = client.endpoint_check(endpoint)
     _check_number("--temperature", temperature, low=0, high=TEMPERATURE_MAX)
     _check_number("--max-tokens", max_tokens, low=1, high=MAX_TOKENS_MAX, integer=True)
-    _check_number("--seed", seed, low=-(2**63), high=2**63 - 1, integer=True)
+    _check_number("--seed", seed, low=limits.MIN_BIGINT, high=limits.MAX_BIGINT, integer=True)
     _check_number("--timeout", timeout_s, low=0.001, high=TIMEOUT_MAX_S)
     _check_number("--concurrency", concurrency, low=1, high=CONCURRENCY_MAX, integer=True)
     _check_number("--max-prompt-chars", max_prompt_chars, low=1, high=100_000_000, integer=True)

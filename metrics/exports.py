@@ -1,7 +1,7 @@
 """Exports: one row per submitted post-edit, streamed as CSV, JSON Lines or Parquet.
 
 Rows are read in keyset pages (id > last id, N at a time; two queries per page: the
-post-edits, then their metric values), so memory stays flat however large the project,
+post-edits, then their metric values; a third for the provenance when the project has generation runs), so memory stays flat however large the project,
 no database cursor stays open between pages, and a streamed HTTP response holds nothing
 but the page in flight. Parquet is written one row group per page.
 
@@ -9,7 +9,8 @@ Columns, in order: external_id, annotator, original, edited, source, task_type,
 instruction, origin, the study design (document, document_position, condition, practice),
 the effort fields under DESIGN.md's names, then what says whether the
 effort can be trusted (uncorroborated_keys; flags, space-separated, e.g. "wall_clipped
-keys_uncorroborated key_rate"; definition_version, "1", "2" or "3" for live edits), then one column per
+keys_uncorroborated key_rate"; definition_version, "1", "2" or "3" for live edits), then how an LLM
+made the row's text when one did (gen_run ... gen_latency_ms: generation.selectors), then one column per
 metric and variant (`compression`, `compression__with_references`, ...) for every metric
 with a stored value in the project. Missing values are empty (CSV) or null.
 
@@ -36,6 +37,16 @@ from django.db.models import F, QuerySet
 
 from annotations.models import EFFORT_FIELDS, PostEdit, Project, start_text_of_post_edit
 from editlab.refusals import Refusal
+from generation.selectors import (
+    EMPTY_PROVENANCE,
+    PROVENANCE_COLUMNS,
+    PROVENANCE_FLOAT_COLUMNS,
+    PROVENANCE_INT_COLUMNS,
+    PROVENANCE_TEXT_COLUMNS,
+    ProvenanceSource,
+    export_provenance,
+    export_provenance_source,
+)
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
@@ -98,6 +109,7 @@ class ExportSpec:
     origin: str | None = None
     include_practice: bool = False
     include_simulated: bool = False
+    provenance: ProvenanceSource | None = None  # None: the project has no generation run
 
     @property
     def columns(self) -> list[str]:
@@ -106,6 +118,7 @@ class ExportSpec:
             *DESIGN_COLUMNS,
             *EFFORT_FIELDS,
             *QUALITY_COLUMNS,
+            *PROVENANCE_COLUMNS,
             *(c for c, _, _ in self.metric_columns),
         ]
 
@@ -147,6 +160,7 @@ def export_spec(
         origin=origin,
         include_practice=include_practice,
         include_simulated=include_simulated,
+        provenance=export_provenance_source(project),
     )
 
 
@@ -167,6 +181,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
         "document": F("assignment__item__document"),
         "document_position": F("assignment__item__document_position"),
         "practice": F("assignment__item__practice"),
+        "item": F("assignment__item_id"),
     }
     # The selection's ids first (8 bytes each), then each page by its ids alone (primary-key lookups):
     # a page found by "id after the last one" made SQLite walk the project's items and sort for every
@@ -189,6 +204,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
                 column = columns_by_key.get((metric, variant))
                 if column is not None:
                     values.setdefault(pe, {})[column] = value
+        made = export_provenance(spec.provenance, page)
         rows = []
         for row in page:
             instruction = row["item_instruction"] or row["drawn_instruction"] or project_instruction
@@ -206,6 +222,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
                 "uncorroborated_keys": row["uncorroborated_keys"],
                 "flags": " ".join(row["flags"] or ()),
                 "definition_version": row["definition_version"],
+                **made.get(row["id"], EMPTY_PROVENANCE),
             }
             stored = values.get(row["id"], {})
             for column, _, _ in spec.metric_columns:
@@ -237,7 +254,7 @@ def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[byte
     writer = csv.writer(buffer, lineterminator="\r\n")
     columns = spec.columns
     writer.writerow(columns)
-    text_columns = {*TEXT_COLUMNS, *DESIGN_TEXT_COLUMNS, "flags", "definition_version"}
+    text_columns = {*TEXT_COLUMNS, *DESIGN_TEXT_COLUMNS, "flags", "definition_version", *PROVENANCE_TEXT_COLUMNS}
     for rows in export_pages(spec, page_size=page_size):
         for row in rows:
             writer.writerow([_csv_cell(row[c], text=c in text_columns) for c in columns])
@@ -269,6 +286,17 @@ def parquet_schema(spec: ExportSpec) -> pa.Schema:
         + [pa.field(f, pa.int64()) for f in EFFORT_FIELDS]
         + [pa.field("uncorroborated_keys", pa.int64()), pa.field("flags", pa.string())]
         + [pa.field("definition_version", pa.string())]
+        + [
+            pa.field(
+                c,
+                pa.int64()
+                if c in PROVENANCE_INT_COLUMNS
+                else pa.float64()
+                if c in PROVENANCE_FLOAT_COLUMNS
+                else pa.string(),
+            )
+            for c in PROVENANCE_COLUMNS
+        ]
         + [pa.field(c, pa.float64()) for c, _, _ in spec.metric_columns]
     )
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DataError, IntegrityError, transaction
 
-from annotations.importers import editeval, idfx, natinst, pet, table
+from annotations.importers import editeval, idfx, mqm, natinst, pet, table
 from annotations.importers.base import ImportDataError, ImportPlan, InputFile, check_size
 from annotations.importers.idfx_store import logs_store as idfx_logs_store
+from annotations.importers.mqm_store import evaluations_store
 from annotations.importers.store import ImportReport, plan_store
 from annotations.models import Project
 from editlab.db import refresh_planner_statistics
@@ -30,6 +31,7 @@ FORMATS = {
     "table": "Table: CSV, TSV or JSONL with a column mapping",
     "pet": "Finished PET study: a header file and one file per post-editor",
     "idfx": "Inputlog/ScriptLog IDFX keystroke log (XML): one finished post-edit with its event log",
+    "mqm": "WMT MQM TSV (system doc doc_id seg_id rater source target category severity comment): finished ratings",
 }
 
 
@@ -87,6 +89,8 @@ def import_items(
             plan_store(project=target, plan=plan, report=report)
             if isinstance(plan, idfx.IdfxPlan):  # the logs of the post-edits just stored
                 idfx_logs_store(project=target, plan=plan)
+            if isinstance(plan, mqm.MqmPlan):  # the ratings of the outputs just stored
+                evaluations_store(project=target, plan=plan, report=report)
             report.project_id = target.pk
     except IntegrityError as exc:
         # Another import or edit wrote the same rows meanwhile; everything here was rolled back.
@@ -152,6 +156,8 @@ def _parse(
         return editeval.parse(files[0])
     if fmt == "idfx":
         return idfx.parse(files[0], annotator_prefix=annotator_prefix)
+    if fmt == "mqm":
+        return mqm.parse(files[0], annotator_prefix=annotator_prefix)
     if fmt == "natinst":
         return natinst.parse(files[0], predictions=predictions, post_edit_input=post_edit_input)
     return table.parse(files[0], mapping=mapping or {})

@@ -43,6 +43,9 @@ class ImportReport:
     post_edits_created: int = 0
     post_edits_skipped: int = 0
     annotators_created: list[str] = field(default_factory=list)
+    evaluations_created: int = 0
+    evaluations_skipped: int = 0
+    error_spans_created: int = 0
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -56,6 +59,11 @@ class ImportReport:
             lines.append(
                 f"  post-edits created: {self.post_edits_created}, "
                 f"skipped as already present: {self.post_edits_skipped}"
+            )
+        if self.evaluations_created or self.evaluations_skipped:
+            lines.append(
+                f"  evaluations created: {self.evaluations_created} with {self.error_spans_created} error spans, "
+                f"skipped as already present: {self.evaluations_skipped}"
             )
         if self.annotators_created:
             lines.append(f"  inactive annotator accounts created: {', '.join(self.annotators_created)}")

@@ -123,8 +123,8 @@ def _check_targets(targets: set[str], file: str) -> None:
     outputs = {t for t in targets if per_output(t) and t.startswith("output:")}
     if "model_output" not in targets and not outputs and not {"outputs", "start_text"} & targets:
         raise fail(
-            "map a column to model_output (e.g. --map model_output=mt_text), or the outputs by system "
-            "(output:NAME=column, outputs, or start_text)",
+            "map a column to model_output (its row in the upload page's Column mapping; on the command line "
+            "--map model_output=mt_text), or the outputs by system (output:NAME=column, outputs, or start_text)",
             "model_output",
         )
     if {"wall_ms", "wall_s"} <= targets:

@@ -6,7 +6,8 @@ ordered set of a project's items (Item.batch + Item.batch_position).
 
 Modules by what they hold: projects.py (projects, items, batches), assignments.py (assignments,
 post-edits, the effort field names), events.py (visits, the annotator's clock, edit events),
-participants.py (join links, participants, the join counter).
+participants.py (join links, participants, the join counter), evaluations.py (MQM/ESA
+evaluations and their error spans).
 """
 
 from annotations.models.assignments import (
@@ -21,6 +22,7 @@ from annotations.models.assignments import (
     PostEditQuerySet,
     start_text_of_post_edit,
 )
+from annotations.models.evaluations import ErrorSpan, Evaluation
 from annotations.models.events import AnnotatorClock, EditEvent, Visit
 from annotations.models.participants import JoinCounter, JoinLink, Participant
 from annotations.models.projects import Batch, Item, ItemQuerySet, Project
@@ -36,6 +38,8 @@ __all__ = [
     "AssignmentQuerySet",
     "Batch",
     "EditEvent",
+    "ErrorSpan",
+    "Evaluation",
     "Item",
     "ItemQuerySet",
     "JoinCounter",

@@ -2,11 +2,13 @@
 
 import random
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q, QuerySet
 
 from annotations.design import Condition, DesignError, parse_conditions, parse_spans
+from annotations.typology import Typology, TypologyError, parse_typology
 from editlab.limits import (
     IDLE_THRESHOLD_DEFAULT_S,
     IDLE_THRESHOLD_MAX_S,
@@ -54,6 +56,11 @@ class Project(models.Model):
     DESIGN_LATIN_SQUARE = "latin-square"
     DESIGN_CHOICES = [(DESIGN_SIMPLE, "simple (overlap k)"), (DESIGN_LATIN_SQUARE, "Latin square")]
     design = models.CharField(max_length=20, choices=DESIGN_CHOICES, default=DESIGN_SIMPLE)
+    quality = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Error typology and MQM weights: {"categories": [...], "weights": {...}}; {} = MQM core, WMT weights.',
+    )
 
     class Meta:
         ordering = ["name"]
@@ -66,6 +73,17 @@ class Project(models.Model):
         """The idle threshold the editor and the effort derivation use, in ms: always within the column's
         checked range, so a value stored before the range was checked cannot break a page."""
         return clamped_idle_threshold_s(self.idle_threshold_s) * 1000.0
+
+    def clean(self) -> None:
+        super().clean()
+        try:
+            parse_typology(self.quality)
+        except TypologyError as exc:
+            raise ValidationError({"quality": f"{exc.field}: {exc.message}"}) from None
+
+    def typology(self) -> Typology:
+        """The project's error typology and MQM weights (TypologyError when the stored JSON is malformed)."""
+        return parse_typology(self.quality)
 
     def declared_conditions(self) -> list[Condition]:
         """The project's conditions (DesignError when the stored JSON is malformed)."""

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from annotations.design import Condition, DesignError, language_error, parse_conditions
 from annotations.models import Project
-from annotations.selectors_conditions import condition_usage
+from annotations.selectors_conditions import condition_usage, output_counts
 from annotations.services.errors import ServiceError
 from editlab import safe_json
 from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, IDLE_THRESHOLD_MIN_S, MAX_SMALL
@@ -266,6 +266,7 @@ def _apply_study_settings(
             raise ServiceError(f"conditions: at most {MAX_CONDITIONS} conditions, got {len(declared)}")
         if project.pk is not None:
             _check_condition_changes(project, declared)
+            _check_condition_outputs(project, declared)
         project.conditions = [condition.as_json() for condition in declared]
 
 
@@ -310,6 +311,27 @@ def _check_condition_changes(project: Project, declared: list[Condition]) -> Non
                 f"{carried.live_post_edits} annotator(s)' items under it were already shown "
                 f"{'with' if old.highlights else 'without'} them. Declare a new condition instead"
             )
+
+
+def _check_condition_outputs(project: Project, declared: list[Condition]) -> None:
+    """Refuse a new or changed condition whose output no item carries while the items do carry named
+    outputs: a name the items lack beside the ones they have is a slip ("sysZ" for "sysA"). Without
+    any named output yet (items imported later), the condition is saved and the Settings page warns."""
+    try:
+        before = {(c.name, c.output) for c in parse_conditions(project.conditions)}
+    except DesignError:
+        before = set()
+    outputs = output_counts(project=project)
+    if not outputs:
+        return
+    for index, condition in enumerate(declared):
+        if condition.output is None or condition.output in outputs or (condition.name, condition.output) in before:
+            continue
+        raise ServiceError(
+            f"conditions[{index}].output: condition {condition.name!r} starts from output {condition.output!r}, "
+            f"which no item of this project carries; the items carry {', '.join(sorted(outputs))}. Choose one of "
+            "them, or import items with that output first"
+        )
 
 
 def _shows(condition: Condition) -> str:

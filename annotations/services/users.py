@@ -1,5 +1,6 @@
 """Users and their roles: create or update an account, change its role, resolve annotators by name."""
 
+import secrets
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,8 +10,9 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotations.roles import ROLES, is_annotator, set_role
+from annotations.roles import ROLES, is_admin, is_annotator, set_role
 from annotations.services.errors import ServiceError
+from editlab.refusals import Refusal
 
 User = get_user_model()
 
@@ -95,3 +97,89 @@ def annotators_by_name(*, usernames: Iterable[str]) -> list:
     if inactive:
         raise ServiceError(f"annotators: inactive accounts cannot be assigned work: {', '.join(inactive)}")
     return [users[name] for name in names]
+
+
+# --------------------------------------------------------------------------- the Users page's writes
+# An admin manages accounts through roles, as on the Django admin site (annotations/admin.py): never a
+# superuser's account (whose password they could otherwise set and log in with), never superuser status,
+# never their own role or active flag (an admin who demotes or deactivates themselves is locked out).
+
+GENERATED_PASSWORD_BYTES = 12  # secrets.token_urlsafe: 16 characters
+
+
+class AccountRefused(Refusal):
+    """An account the acting admin may not change (a page answers 403 with the message)."""
+
+    status = 403
+    code = "permission_denied"
+
+
+def _may_change(*, actor, user, what: str) -> None:
+    if not is_admin(actor):
+        raise AccountRefused(f"{what}: only admins manage accounts")
+    if user.is_superuser and not actor.is_superuser:
+        raise AccountRefused(f"{what}: {user.username} is a superuser; only a superuser changes that account")
+    if user.pk == actor.pk:
+        raise AccountRefused(f"{what}: you cannot change your own account here (another admin can)")
+
+
+def _password(user, password: str | None) -> str:
+    """The password to set: the one given (checked by the site's validators) or a generated one."""
+    if not password:
+        return secrets.token_urlsafe(GENERATED_PASSWORD_BYTES)
+    try:
+        validate_password(password, user=user)
+    except ValidationError as exc:
+        raise ServiceError("password: " + " ".join(exc.messages)) from None
+    return password
+
+
+@transaction.atomic
+def user_create(*, actor, username: str, role: str, password: str | None = None) -> tuple[Any, str]:
+    """A new active account with one role; returns (user, password): the password given, or a generated
+    one to show once. An existing name (in any case) is refused, never updated."""
+    if not is_admin(actor):
+        raise AccountRefused("username: only admins manage accounts")
+    if role not in ROLES:
+        raise ServiceError(f"role: unknown role {role!r}; choose one of {', '.join(ROLES)}")
+    name = username_clean(username)
+    twin = User.objects.filter(username__iexact=name).first()
+    if twin is not None:
+        same = twin.username == name
+        raise ServiceError(
+            f"username: {name!r} is taken"
+            if same
+            else f"username: {name!r} differs only in case from {twin.username!r}"
+        )
+    user = User(username=name, is_active=True)
+    chosen = _password(user, password)
+    user.set_password(chosen)
+    user.save()
+    set_role(user, role)
+    return user, chosen
+
+
+@transaction.atomic
+def user_change_role(*, actor, user, role: str) -> None:
+    _may_change(actor=actor, user=user, what="role")
+    user_set_role(user=user, role=role)
+
+
+@transaction.atomic
+def user_set_active(*, actor, user, active: bool) -> None:
+    """Deactivate (the account can no longer log in; its sessions and API token stop working) or
+    reactivate; its work stays."""
+    _may_change(actor=actor, user=user, what="active")
+    user.is_active = active
+    user.save(update_fields=["is_active"])
+
+
+@transaction.atomic
+def user_reset_password(*, actor, user, password: str | None = None) -> str:
+    """Set the password given, or a generated one; returns it (to show once). The account's other
+    sessions end (Django checks each session against the password)."""
+    _may_change(actor=actor, user=user, what="password")
+    chosen = _password(user, password)
+    user.set_password(chosen)
+    user.save(update_fields=["password"])
+    return chosen

@@ -22,8 +22,9 @@ from annotations.editing.lifecycle import post_edit_open
 from annotations.editing.selectors import editor_config
 from annotations.models import Assignment, PostEdit
 from annotations.references import references_shown
-from annotations.roles import can_read_all
+from annotations.roles import can_read_all, is_participant
 from annotations.selectors import document_context, start_shown
+from annotations.selectors_editor import editor_place
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
@@ -55,6 +56,14 @@ def word_diff(original: str, edited: str) -> list[tuple[str, str]]:
         if op in ("insert", "replace"):
             _append(segments, "insert", "".join(b[j1:j2]))
     return segments
+
+
+def diff_marks(segments: list[tuple[str, str]]) -> list[tuple[str, str, bool]]:
+    """The segments as the diff page shows them: (op, text, apart), apart for an insertion right
+    after a deletion (the page leaves a gap between the two, else they read as one word)."""
+    return [
+        (op, text, op == "insert" and k > 0 and segments[k - 1][0] == "delete") for k, (op, text) in enumerate(segments)
+    ]
 
 
 def _append(segments: list[tuple[str, str]], op: str, text: str) -> None:
@@ -115,8 +124,11 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         if wants_fragment(request):
             return vary_on_htmx(render(request, "annotations/partials/batch_items.html", {"batch": expanded}))
     next_assignment = _next_open(request.user)
-    if next_assignment is None and participant_of(user=request.user) is not None:
-        return redirect("participant-done")  # a crowd participant's work is done: its completion page
+    if participant_of(user=request.user) is not None:
+        # A crowd participant sees only the study: its next segment, or once done its completion page.
+        if next_assignment is None:
+            return redirect("participant-done")
+        return redirect("editor", assignment_id=next_assignment.pk)
     context = {"batches": batches, "expanded": expanded, "next_assignment": next_assignment}
     return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 
@@ -152,16 +164,9 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
     login_again_url = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': request.get_full_path()})}"
     item = assignment.item
     project = item.project
-    # Progress within what the annotator works through: the document of a designed study's
-    # segment, else the batch.
-    mine = Assignment.objects.filter(annotator=request.user)
-    mine = (
-        mine.filter(item__project=project, item__document=item.document)
-        if item.document
-        else mine.filter(item__batch=item.batch_id)  # None: the unbatched items
-    )
-    total = mine.count()
-    position = mine.closed().count()
+    # Progress: a lab annotator's within the document (or batch); a participant's across the study.
+    participant = is_participant(request.user)
+    place = editor_place(assignment=assignment, participant=participant)
     # The last edit finished under the same condition only: one made under another shows that
     # condition's output on this page.
     previous = (
@@ -186,8 +191,10 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
             "highlight_labels": sorted({span["label"] for span in config["highlights"] if span["label"]}),
             "references": references_shown(item.references),
             "config": config,
-            "done": position,
-            "total": total,
+            "place": place,
+            "participant": participant,
+            # Translating from scratch (an empty start) is not post-editing: the box says so.
+            "from_scratch": post_edit.start_text == "",
             "previous": previous,
             "login_again_url": login_again_url,
         },
@@ -241,8 +248,9 @@ def diff(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpResponse:
         "submitted": submitted,
         "original": original,
         "edited": edited,
-        "segments": word_diff(original, edited),
+        "segments": diff_marks(word_diff(original, edited)),
         "own": assignment.annotator_id == request.user.pk,
+        "participant": is_participant(request.user),
         "next_assignment": _next_open(request.user) if assignment.annotator_id == request.user.pk else None,
     }
     return render_page(request, "annotations/diff.html", "annotations/partials/diff_body.html", context)

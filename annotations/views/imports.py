@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotations.importers import FORMATS, ImportDataError, ImportReport, files_from_uploads, import_items
 from annotations.importers.base import InputFile
+from annotations.importers.detect import HEAD_BYTES, NAMES, Detection, detect
 from annotations.importers.table import (
     DESIGN_TARGETS,
     ITEM_TARGETS,
@@ -31,6 +32,7 @@ from annotations.models import Project
 from annotations.roles import ADMIN, role_required
 
 HEADER_PEEK_BYTES = 1024 * 1024  # enough for any header line; the mapping needs no more
+AUTO = "auto"  # the Format list's first choice: the format detect() finds in the file
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -52,11 +54,17 @@ class MultipleFileField(forms.FileField):
 
 
 class ImportForm(forms.Form):
+    read_as = ""  # after an import: the format it was read as and what the upload looked like
     project = forms.ModelChoiceField(Project.objects.order_by("name"), required=False, empty_label="— choose —")
     new_project = forms.CharField(
         max_length=200, required=False, label="Or a new project", help_text="Created by this import."
     )
-    fmt = forms.ChoiceField(choices=list(FORMATS.items()), label="Format")
+    fmt = forms.ChoiceField(
+        choices=[(AUTO, "Detect from the file"), *FORMATS.items()],
+        initial=AUTO,
+        label="Format",
+        help_text="Detected from the file's name and content unless you choose one.",
+    )
     # The form metaclass moves declared fields into base_fields, so this field does not hide
     # BaseForm.files (the uploads) at run time; the stubs see a class attribute replacing it.
     files = MultipleFileField(  # type: ignore[assignment]
@@ -88,7 +96,7 @@ class ImportForm(forms.Form):
         if new and Project.objects.filter(name=new).exists():
             self.add_error("new_project", f"A project named {new!r} exists; choose it in the list.")
         data["new_project"] = new
-        if data.get("fmt") != "natinst":
+        if data.get("fmt") not in ("natinst", AUTO):
             for name in ("predictions", "post_edit_input"):
                 if data.get(name):
                     self.add_error(name, "Applies to the natinst format only.")
@@ -110,11 +118,42 @@ def _mapping(request: HttpRequest) -> dict[str, str]:
     return mapping
 
 
-def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
-    """Columns of the uploaded table's header and the selection to show for each target."""
+def _detected(uploads: list[UploadedFile]) -> Detection:
+    """The format the uploaded files look like, from each one's name and head (annotations.importers.detect)."""
+    heads = []
+    for upload in uploads:
+        upload.seek(0)
+        heads.append((upload.name or "upload", upload.read(HEAD_BYTES)))
+        upload.seek(0)
+    return detect(heads)
+
+
+def _detection_context(detection: Detection | None, chosen: str | None) -> dict:
+    if detection is None:
+        return {}
+    fits = detection.fmt is not None and chosen not in (AUTO, detection.fmt)
+    return {
+        "detection": detection,
+        "detected_name": NAMES.get(detection.fmt or "", ""),
+        "detection_differs": fits,
+        "auto": chosen == AUTO,
+    }
+
+
+def _mapping_context(request: HttpRequest, fmt: str | None, *, stale: bool = False) -> dict:
+    """What the file looks like, and for a table the columns of its header with the selection for each target.
+
+    `stale`: the page answers a failed import, whose file the browser no longer holds: the mapping is
+    offered from the columns it had, and says the file must be chosen again."""
     uploads = request.FILES.getlist("files")
-    if fmt != "table" or not uploads:
+    if not uploads:
         return {"show_mapping": False}
+    detection = _detected(uploads)
+    context = _detection_context(detection, fmt)
+    if fmt == AUTO:
+        fmt = detection.fmt
+    if fmt != "table":
+        return {**context, "show_mapping": False}
     upload = uploads[0]
     upload.seek(0)  # the failed import may have read it already
     head = upload.read(HEADER_PEEK_BYTES)
@@ -124,14 +163,16 @@ def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
     try:
         columns = read_header(InputFile(name=upload.name or "upload", data=head))
     except ImportDataError as exc:
-        return {"show_mapping": True, "mapping_error": str(exc)}
+        return {**context, "show_mapping": True, "mapping_error": str(exc), "mapping_stale": stale}
     chosen = {key.removeprefix("map_"): value for key, value in request.POST.items() if key.startswith("map_")}
     rows = [
         {"target": target, "selected": chosen.get(target, target if target in columns else "")}
         for target in (*ITEM_TARGETS, *DESIGN_TARGETS, *STUDY_TARGETS)
     ]
     return {
+        **context,
         "show_mapping": True,
+        "mapping_stale": stale,
         "columns": columns,
         "mapping_rows": rows,
         "mapping_file": upload.name,
@@ -146,6 +187,7 @@ def _mapping_context(request: HttpRequest, fmt: str | None) -> dict:
 def import_page(request: HttpRequest) -> HttpResponse:
     report = None
     status = 200
+    read_as = ""
     if request.method == "POST":
         form = ImportForm(request.POST, request.FILES)
         if form.is_valid():
@@ -153,19 +195,32 @@ def import_page(request: HttpRequest) -> HttpResponse:
             if report is None:
                 status = 400
             else:
+                read_as = form.read_as
                 form = ImportForm(initial={"project": report.project_id, "fmt": form.cleaned_data["fmt"]})
         else:
             status = 400
     else:
         form = ImportForm(initial={"project": request.GET.get("project")})
-    context = {"form": form, "report": report}
+    context = {
+        "form": form,
+        "report": report,
+        "read_as": read_as,
+        "failed": status == 400 and bool(request.FILES.getlist("files")),
+    }
     if status == 400:
-        context.update(_mapping_context(request, request.POST.get("fmt")))
+        context.update(_mapping_context(request, request.POST.get("fmt"), stale=True))
     return render(request, "annotations/import_items.html", context, status=status)
 
 
 def _run(form: ImportForm, request: HttpRequest) -> ImportReport | None:
     data = form.cleaned_data
+    detection = _detected(data["files"])
+    fmt = data["fmt"]
+    if fmt == AUTO:
+        if detection.fmt is None:
+            form.add_error("fmt", f"Cannot tell the format: this file looks like {detection.label}; choose one.")
+            return None
+        fmt = detection.fmt
     try:
         mapping = _mapping(request)
         files = files_from_uploads(data["files"])
@@ -173,16 +228,18 @@ def _run(form: ImportForm, request: HttpRequest) -> ImportReport | None:
         report = import_items(
             project=data["project"] or data["new_project"],
             create_project=bool(data["new_project"]),
-            fmt=data["fmt"],
+            fmt=fmt,
             files=files,
-            mapping=mapping if data["fmt"] == "table" else None,
+            mapping=mapping if fmt == "table" else None,
             annotator_prefix=data["annotator_prefix"],
             predictions=predictions,
             post_edit_input=data["post_edit_input"],
         )
     except ImportDataError as exc:
-        form.add_error("files", f"Nothing was imported. {exc}")
+        hint = detection.hint(fmt)
+        form.add_error("files", f"Nothing was imported. {exc}" + (f" - {hint}." if hint else ""))
         return None
+    form.read_as = f"Read as {NAMES[fmt]}: the upload looked like {detection.label}."
     return report
 
 

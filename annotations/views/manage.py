@@ -60,6 +60,7 @@ def project_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotations/manage_projects.html", {"rows": rows, "can_change": is_admin(request.user)})
 
 
+ADD_ROW = "add_condition"  # the conditions table's "Add a condition" button: nothing is saved
 CONDITION_FIELD = re.compile(r"^conditions\[(\d+)\]\.(name|output|highlights): (.+)$", re.S)
 
 
@@ -118,7 +119,9 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
         posted_conditions = f"{CONDITIONS_PREFIX}-TOTAL_FORMS" in request.POST
         formset = condition_formset(request.POST) if posted_conditions else condition_formset(project=project)
         formset_ok = formset.is_valid() if posted_conditions else True
-        if form.is_valid() and formset_ok:
+        if ADD_ROW in request.POST and posted_conditions:  # "Add a condition": the form again, one row more
+            formset = condition_formset(request.POST, more_rows=1)
+        elif form.is_valid() and formset_ok:
             conditions, rows = conditions_from_formset(formset) if posted_conditions else (None, [])
             try:
                 saved = _save_project(form, project, conditions)
@@ -126,7 +129,11 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
                 conditions_error = _show_service_error(exc, form, formset, rows)
             else:
                 verb = "Created" if project is None else "Saved"
-                messages.success(request, f"{verb} project {saved.name!r}.")
+                warnings = study_settings(project=saved).warnings if conditions else []
+                if warnings:  # saved, yet not ready: never a plain green "Saved"
+                    messages.warning(request, f"{verb} project {saved.name!r}, but: " + " ".join(warnings))
+                else:
+                    messages.success(request, f"{verb} project {saved.name!r}.")
                 return redirect("manage-project-edit", project_id=saved.pk)
     else:
         form = ProjectForm(initial=ProjectForm.initial_for(project) if project else None)

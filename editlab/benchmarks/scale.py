@@ -1,7 +1,7 @@
 """A study at scale as a user runs it: import, metrics, analysis and export of N finished post-edits.
 
     python -m editlab.benchmarks.scale --post-edits N [--database-url URL] [--steps import,metrics,analyze,export,pages]
-        [--metrics compression,levenshtein,ter,chrf,bleu] [--output FILE]
+        [--metrics compression,levenshtein,ter,chrf,bleu] [--pages manage-items,manage-item] [--output FILE]
 
 Writes a quoted TSV of N finished post-edits: IWSLT2019's 5,235 post-edits (segment, MT, post-edit,
 time and effort counts) replicated until there are N, each replica's items with their own ids and
@@ -9,7 +9,8 @@ its five editors drawn from 40 annotators. Then, each step as the user types it,
 on a throwaway database (a SQLite file unless --database-url names an empty PostgreSQL database):
 `import_items --format table`, `compute_metrics`, `analyze --target wall_time --no-mixed` and
 `export` in every format, then the pages a researcher opens on the project (Django's test client,
-three times each: status, queries, first and median time). For each step: wall time, CPU and the child's peak RSS (getrusage of the
+three times each: status, queries, first and median time, CPU time of the process: SQLite's work
+included, less sensitive to a busy machine). For each step: wall time, CPU and the child's peak RSS (getrusage of the
 child: its whole life, Django's imports included; an empty `manage.py check` is given for
 comparison). Numbers go to --output between markers named by N and the database.
 """
@@ -43,17 +44,26 @@ COUNTS = (
 COLUMNS = ("external_id", "source", "model_output", "edited", "annotator", "wall_ms", *COUNTS)
 PROJECT = "scale"
 FORMATS = ("parquet", "csv", "jsonl")
-# The pages a researcher or admin opens on the project (URL names; each takes the project's id or nothing).
+# The pages a researcher or admin opens on the project: (URL name, what it takes: nothing, the project's id,
+# or the project's and its middle item's id, a query string). The items browser is opened on its first page,
+# a page in the middle (the keyset marker of the middle item or post-edit) and filtered.
 PAGES = (
-    ("manage-projects", False),
-    ("manage-project-edit", True),
-    ("manage-batches", True),
-    ("manage-design", True),
-    ("manage-progress", True),
-    ("metrics-projects", False),
-    ("metrics-project", True),
-    ("metrics-reports", False),
-    ("metrics-report", True),
+    ("manage-projects", "", ""),
+    ("manage-project-edit", "project", ""),
+    ("manage-batches", "project", ""),
+    ("manage-design", "project", ""),
+    ("manage-progress", "project", ""),
+    ("manage-items", "project", ""),
+    ("manage-items", "project", "?after={item}"),
+    ("manage-items", "project", "?view=post-edits"),
+    ("manage-items", "project", "?view=post-edits&after={assignment}"),
+    ("manage-items", "project", "?view=post-edits&annotator=editor-7&status=submitted&q=r1"),
+    ("manage-items", "project", "?flag=(none)&condition=(none)"),
+    ("manage-item", "item", ""),
+    ("metrics-projects", "", ""),
+    ("metrics-project", "project", ""),
+    ("metrics-reports", "", ""),
+    ("metrics-report", "project", ""),
 )
 
 
@@ -129,27 +139,38 @@ def pages_child() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
-    from annotations.models import Project
+    from annotations.models import Assignment, Project
 
     project = Project.objects.get(name=PROJECT)
+    items = project.items.order_by("position", "id").values_list("id", flat=True)
+    middle_item = items[items.count() // 2]
+    assignments = Assignment.objects.filter(item__project=project).order_by("id").values_list("id", flat=True)
+    middle_assignment = assignments[assignments.count() // 2]
+    only = set(filter(None, os.environ.get("SCALE_PAGES", "").split(",")))
     user = get_user_model().objects.filter(username="scale-admin").first()
     if user is None:
         user = get_user_model().objects.create_superuser("scale-admin", "admin@example.org", None)
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(user)
-    for name, takes_project in PAGES:
-        url = reverse(name, kwargs={"project_id": project.pk} if takes_project else None)
-        times, statuses, counts = [], [], []
+    for name, takes, query in PAGES:
+        if only and name not in only:
+            continue
+        kwargs = {"project_id": project.pk} if takes else None
+        if takes == "item":
+            kwargs = {"project_id": project.pk, "item_id": middle_item}
+        url = reverse(name, kwargs=kwargs) + query.format(item=middle_item, assignment=middle_assignment)
+        times, cpu, statuses, counts = [], [], [], []
         for _ in range(3):
             with CaptureQueriesContext(connection) as queries:
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.process_time()
                 statuses.append(client.get(url).status_code)
                 times.append((time.perf_counter() - began) * 1000)
+                cpu.append((time.process_time() - began_cpu) * 1000)  # SQLite runs in this process: its work counts
             counts.append(len(queries))
         print(
             json.dumps(
                 {"page": url, "status": statuses[-1], "queries": counts[-1], "first_ms": times[0],
-                 "median_ms": statistics.median(times)}
+                 "median_ms": statistics.median(times), "cpu_ms": statistics.median(cpu)}
             ),
             flush=True,
         )  # fmt: skip
@@ -168,11 +189,16 @@ def run_pages(env: dict[str, str]) -> list[str]:
     shutil.rmtree(static, ignore_errors=True)
     if result.returncode != 0:
         raise SystemExit(f"the pages child failed: {result.stderr[-2000:]}")
-    lines = ["", "| page | status | queries | first ms | median of 3 ms |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        "",
+        "| page | status | queries | first ms | median of 3 ms | CPU ms (median) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for line in result.stdout.strip().splitlines():
         page = json.loads(line)
         lines.append(
-            f"| {page['page']} | {page['status']} | {page['queries']} | {page['first_ms']:.0f} | {page['median_ms']:.0f} |"
+            f"| {page['page']} | {page['status']} | {page['queries']} | {page['first_ms']:.0f} "
+            f"| {page['median_ms']:.0f} | {page['cpu_ms']:.0f} |"
         )
     return lines
 
@@ -249,11 +275,13 @@ def main() -> None:
     parser.add_argument("--steps", default="import,metrics,analyze,export,pages")
     parser.add_argument("--metrics", default="compression,levenshtein,ter,chrf,bleu")
     parser.add_argument("--output", type=Path, default=result_file("scale"))
+    parser.add_argument("--pages", default="", help="only these pages' URL names, comma-separated (default: all)")
     parser.add_argument("--pages-child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.pages_child:
         pages_child()
         return
+    os.environ["SCALE_PAGES"] = options.pages  # read by the pages child
     steps = [step.strip() for step in options.steps.split(",") if step.strip()]
     with tempfile.TemporaryDirectory() as folder:
         lines = run(options.post_edits, options.database_url, steps, options.metrics, Path(folder))

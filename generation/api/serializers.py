@@ -3,6 +3,7 @@ services (generation.control, generation.services) check the settings and name w
 
 from rest_framework import serializers
 
+from editlab import limits
 from generation.control import TEMPLATE_MAX_BYTES, shipped_templates
 from generation.models import GenerationRun
 from generation.services import (
@@ -41,7 +42,7 @@ class RunStartInputSerializer(serializers.Serializer):
         required=False, allow_null=True, default=None, min_value=1, max_value=MAX_TOKENS_MAX
     )
     seed = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=-(2**63), max_value=2**63 - 1
+        required=False, allow_null=True, default=None, min_value=limits.MIN_BIGINT, max_value=limits.MAX_BIGINT
     )
     concurrency = serializers.IntegerField(required=False, default=1, min_value=1, max_value=CONCURRENCY_MAX)
     timeout_s = serializers.FloatField(required=False, default=60.0, min_value=0.001, max_value=TIMEOUT_MAX_S)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.api import views_agreement, views_analysis, views_events, views_gold, views_values
+from metrics.api import views_agreement, views_analysis, views_events, views_gold, views_quality, views_values
 
 urlpatterns: list = [
     # Stored metric values, compute jobs, exports (metrics/api/views_values.py).
@@ -27,6 +27,8 @@ urlpatterns: list = [
         views_agreement.ProjectAgreementApi.as_view(),
         name="api-project-agreement",
     ),
+    # MQM/ESA scores of the project's evaluations (metrics/api/views_quality.py).
+    path("projects/<int:project_id>/mqm/", views_quality.ProjectMqmApi.as_view(), name="api-project-mqm"),
     # Gold-based metrics, editlab's means and EditEval's figures (metrics/api/views_gold.py).
     path("projects/<int:project_id>/gold/", views_gold.ProjectGoldApi.as_view(), name="api-project-gold"),
 ]

@@ -198,13 +198,28 @@ def test_the_editor_links_the_diff_of_the_previous_edit(annotator_client, annota
 # ---------------------------------------------------------------- the diff page
 
 
+def deleted(text: str) -> str:
+    """A deletion as the diff page marks it: struck through, announced to screen readers."""
+    return f'<del><span class="visually-hidden">[deleted: </span>{text}<span class="visually-hidden">]</span></del>'
+
+
+def inserted(text: str, *, apart: bool = False) -> str:
+    """An insertion as the diff page marks it; `apart` right after a deletion (a gap between them)."""
+    opening = '<ins class="apart">' if apart else "<ins>"
+    return (
+        f'{opening}<span class="visually-hidden">[inserted: </span>{text}<span class="visually-hidden">]</span></ins>'
+    )
+
+
 def test_the_diff_page_marks_insertions_and_deletions(annotator_client, assignment):
     PostEditFactory(assignment=assignment, text="This is a test.", wall_ms=12345, active_ms=None, keystrokes=6)
     assignment.status = Assignment.SUBMITTED
     assignment.save()
     response = annotator_client.get(f"/edit/{assignment.pk}/diff/")
     content = response.content.decode()
-    assert '<div class="text diff" id="diff">This <del>are</del><ins>is</ins> a test.</div>' in content
+    assert (
+        f'<div class="text diff" id="diff">This {deleted("are")}{inserted("is", apart=True)} a test.</div>' in content
+    )
     assert '<pre class="text" id="edited">This is a test.</pre>' in content
     assert "<tr><th>Time (wall)</th><td>12.3 s</td></tr>" in content
     assert "<tr><th>Time (active)</th><td>–</td></tr>" in content
@@ -218,8 +233,9 @@ def test_the_diff_escapes_markup(annotator_client, annotator, batch):
     assignment.save()
     content = annotator_client.get(f"/edit/{assignment.pk}/diff/").content.decode()
     assert "<script>" not in content and "<b>old" not in content
-    assert "plain &lt;<del>b</del><ins>script</ins>&gt;<del>old</del><ins>alert(&quot;x&quot;)</ins>&lt;/" in content
-    assert "<ins>&lt;img src=x onerror=alert(1)&gt;</ins>" in content
+    changed = deleted("b") + inserted("script", apart=True) + "&gt;" + deleted("old")
+    assert f"plain &lt;{changed}{inserted('alert(&quot;x&quot;)', apart=True)}&lt;/" in content
+    assert inserted("&lt;img src=x onerror=alert(1)&gt;") in content
 
 
 def test_the_diff_partial_for_htmx(annotator_client, assignment):
@@ -230,7 +246,7 @@ def test_the_diff_partial_for_htmx(annotator_client, assignment):
     content = response.content.decode()
     assert content.lstrip().startswith('<div class="diff-body">')
     assert "<html" not in content
-    assert "<del>are</del><ins>is</ins>" in content
+    assert deleted("are") + inserted("is", apart=True) in content
 
 
 def test_the_diff_of_a_skipped_item_shows_the_reason(annotator_client, assignment):

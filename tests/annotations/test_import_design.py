@@ -372,7 +372,8 @@ def test_a_position_already_held_in_the_project_is_refused(tmp_path, project):
         ({"start_text": "google"}, "field 'condition': start_text is what a condition showed: map condition too"),
         (
             {"source": "src"},
-            "field 'model_output': map a column to model_output (e.g. --map model_output=mt_text), or the outputs by system",
+            "field 'model_output': map a column to model_output (its row in the upload page's Column mapping; on the command line "
+            "--map model_output=mt_text), or the outputs by system",
         ),
     ],
 )

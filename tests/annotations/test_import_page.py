@@ -172,7 +172,9 @@ def test_the_mapping_partial_offers_the_files_columns(admin_client):
     assert '<select name="map_edited" id="id_map_edited">' in html
     assert '<option value="post">post</option>' in html
     assert '<option value="model_output" selected>model_output</option>' in html  # same name: preselected
-    assert admin_client.post(MAPPING, {"fmt": "pet", "files": upload("header", HEADER)}).content.decode().strip() == ""
+    pet = admin_client.post(MAPPING, {"fmt": "pet", "files": upload("header", HEADER)}).content.decode()
+    assert "Detected:</strong> a PET study (a header file and 0 other files)." in pet
+    assert "Column mapping" not in pet
     bad = admin_client.post(MAPPING, {"fmt": "table", "files": upload("s.xlsx", "x")})
     assert "cannot tell the table&#x27;s kind from its name" in bad.content.decode()
 

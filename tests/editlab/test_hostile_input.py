@@ -278,8 +278,14 @@ def _pages(h: dict) -> list[tuple[str, str, bool]]:
         ("admin", reverse("manage-project-edit", args=[project.pk]), True),
         ("admin", reverse("manage-batches", args=[project.pk]), True),
         ("admin", reverse("manage-progress", args=[project.pk]), True),
+        ("admin", reverse("manage-items", args=[project.pk]), True),
+        ("admin", reverse("manage-items", args=[project.pk]) + "?view=post-edits", True),
+        ("researcher", reverse("manage-items", args=[project.pk]) + "?view=post-edits&q=done-", True),
+        ("admin", reverse("manage-item", args=[project.pk, h["done"].item_id]), True),
+        ("researcher", reverse("manage-item", args=[project.pk, h["skipped"].item_id]), True),
         ("admin", reverse("manage-post-edit-replay", args=[post_edit.pk]), True),
         ("admin", reverse("manage-import"), True),
+        ("admin", reverse("manage-users"), True),  # the editor's account is named with the payload
         ("researcher", reverse("metrics-projects"), True),
         ("researcher", reverse("metrics-project", args=[project.pk]), True),
         ("researcher", reverse("metrics-reports"), True),
@@ -791,7 +797,7 @@ JSON_NUMBERS = [2**63, -(2**63) - 1, 10**30, 2**31, -1, 0, 1e308, -1e308, 5e-324
 # Names the forms, serializers and query strings read: hostile values land where code looks for them.
 FIELD_NAMES = [
     "name", "guidelines", "task_type", "instructions", "instructions_file", "idle_threshold_s", "overlap", "items",
-    "size", "shuffle_seed", "annotators", "batches", "ids", "force", "to", "username", "role", "password", "email",
+    "size", "shuffle_seed", "annotators", "batches", "ids", "force", "to", "username", "role", "password", "email", "active",
     "metrics", "variants", "page_id", "events", "text", "version", "last_seq", "reason", "action", "from_annotator",
     "to_annotator", "project", "new_project", "fmt", "format", "batch", "status", "annotator", "metric", "variant",
     "target", "origin", "page", "page_size", "k", "test_size", "seed", "cv_repeats", "next", "q", "o", "p",

@@ -33,11 +33,12 @@ def _urls(annotator) -> dict[str, tuple[str, str]]:
         "job poll": ("researcher", reverse("metrics-job", args=[project.pk, job.pk])),
         "batch items": ("anna", reverse("annotator_home") + f"?batch={batch.pk}"),
         "diff": ("anna", reverse("editor_diff", args=[done.assignment.pk])),
+        "users filters": ("admin", reverse("manage-users") + "?role=annotator&page=1"),
     }
 
 
 @pytest.mark.parametrize(
-    "page", ["progress poll", "design plan", "report selection", "job poll", "batch items", "diff"]
+    "page", ["progress poll", "design plan", "report selection", "job poll", "batch items", "diff", "users filters"]
 )
 def test_a_page_htmx_fetches_in_part_is_whole_unless_htmx_swaps(client_as, annotator, page):
     role, url = _urls(annotator)[page]

@@ -337,6 +337,8 @@ ROUTES: dict[str, Route] = {
         kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
     "api-project-gold": Route(kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
+    # MQM/ESA scores: read by researchers and admins, like the analysis.
+    "api-project-mqm": Route(kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405)),
     "api-project-agreement": Route(
         kwargs=PROJECT_ID, get=API_READERS, post=by_role(403, 403, 403, 403, 405), query="?target=keystrokes"
     ),
@@ -416,6 +418,15 @@ ROUTES: dict[str, Route] = {
         },
     ),
     "manage-progress": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
+    # The items browser (both views, a filter set) and one item's page: admins and researchers read.
+    "manage-items": Route(
+        kwargs=PROJECT_ID, query="?view=post-edits&status=in_progress&q=anna", get=PAGE_READERS, post=PAGE_NO_POST
+    ),
+    "manage-item": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "item_id": w.assignment.item_id},
+        get=PAGE_READERS,
+        post=PAGE_NO_POST,
+    ),
     "manage-project-copy": Route(
         kwargs=PROJECT_ID,
         get=PAGE_ADMINS,
@@ -457,6 +468,32 @@ ROUTES: dict[str, Route] = {
         kwargs=lambda w: {"post_edit_id": w.post_edit.pk},
         get=by_role(LOGIN, 404, 404, 200, 200),  # as the replay page
         post=PAGE_NO_POST,
+    ),
+    # The Users page: admins only; the actions change annotator A's account (an admin's own and a
+    # superuser's are refused by the service: tests/annotations/test_users_page.py).
+    "manage-users": Route(get=PAGE_ADMINS, post=PAGE_NO_POST, query="?q=ann&role=annotator&page=1"),
+    "manage-users-add": Route(
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, 200),
+        data=lambda w: {"username": "newcomer", "role": "annotator"},
+    ),
+    "manage-user-role": Route(
+        kwargs=lambda w: {"user_id": w.users["annotator_a"].pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/users/")),
+        data=lambda w: {"role": "researcher"},
+    ),
+    "manage-user-active": Route(
+        kwargs=lambda w: {"user_id": w.users["annotator_a"].pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/users/")),
+        data=lambda w: {"active": "0"},
+    ),
+    "manage-user-password": Route(
+        kwargs=lambda w: {"user_id": w.users["annotator_a"].pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, 200),
+        data=lambda w: {"password": ""},
     ),
     "manage-import": Route(
         get=PAGE_ADMINS,

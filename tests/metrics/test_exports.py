@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotations.models import EFFORT_FIELDS, PostEdit
+from generation.selectors import PROVENANCE_COLUMNS
 from metrics.exports import export_spec, export_stream, neutralise_formula
 from tests.factories import MetricValueFactory, ProjectFactory, SubmittedPostEditFactory, UserFactory
 
@@ -16,6 +17,9 @@ pytestmark = pytest.mark.django_db
 TEXT_COLUMNS = ["external_id", "annotator", "original", "edited", "source", "task_type", "instruction", "origin"]
 DESIGN_COLUMNS = ["document", "document_position", "condition", "practice"]
 QUALITY_COLUMNS = ["uncorroborated_keys", "flags", "definition_version"]
+PROVENANCE = list(
+    PROVENANCE_COLUMNS
+)  # empty here: no LLM made these texts (tests/generation/test_export_provenance.py)
 METRIC_COLUMNS = ["compression", "compression__with_references", "levenshtein", "levenshtein__with_references"]
 
 
@@ -65,14 +69,17 @@ def read(project, fmt: str) -> bytes:
 def test_columns_are_item_fields_texts_effort_and_one_per_metric_and_variant(project):
     assert (
         export_spec(project=project).columns
-        == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+        == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + PROVENANCE + METRIC_COLUMNS
     )
 
 
 def test_jsonl_rows_carry_exact_values(project):
     lines = read(project, "jsonl").decode().splitlines()
     first, second = (json.loads(line) for line in lines)
-    assert list(first) == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    assert (
+        list(first)
+        == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + PROVENANCE + METRIC_COLUMNS
+    )
     assert {k: first[k] for k in TEXT_COLUMNS} == {
         "external_id": "s1",
         "annotator": "anna",
@@ -93,6 +100,7 @@ def test_jsonl_rows_carry_exact_values(project):
     assert [first[c] for c in METRIC_COLUMNS] == [4.0, 2.5, 3.0, None]
     assert [first[c] for c in QUALITY_COLUMNS] == [3, "wall_clipped keys_uncorroborated", "2"]
     assert [second[c] for c in QUALITY_COLUMNS] == [None, "", ""]
+    assert [first[c] for c in PROVENANCE] == [second[c] for c in PROVENANCE] == [None] * 16
     # Raw text in JSON: no apostrophes added outside CSV.
     assert (second["external_id"], second["edited"], second["instruction"], second["origin"]) == (
         "=HYPERLINK(1)",
@@ -123,7 +131,10 @@ def test_parquet_has_typed_columns_and_one_row_group_per_page(project):
     parquet = pq.ParquetFile(io.BytesIO(data))
     assert parquet.num_row_groups == 2  # page_size=1
     table = parquet.read()
-    assert table.column_names == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + METRIC_COLUMNS
+    assert (
+        table.column_names
+        == TEXT_COLUMNS + DESIGN_COLUMNS + list(EFFORT_FIELDS) + QUALITY_COLUMNS + PROVENANCE + METRIC_COLUMNS
+    )
     assert table.column("flags").to_pylist() == ["wall_clipped keys_uncorroborated", ""]
     assert table.column("uncorroborated_keys").to_pylist() == [3, None]
     assert str(table.schema.field("wall_ms").type) == "int64"
@@ -150,7 +161,7 @@ def test_the_command_writes_the_file(project, tmp_path):
     call_command("export", "--project", "study", "--format", "jsonl", "--output", str(target), stdout=out)
     assert (
         out.getvalue().strip()
-        == f"wrote 2 rows, {len(TEXT_COLUMNS) + 4 + len(EFFORT_FIELDS) + 3 + 4} columns to {target}"
+        == f"wrote 2 rows, {len(TEXT_COLUMNS) + 4 + len(EFFORT_FIELDS) + 3 + 16 + 4} columns to {target}"
     )
     assert [json.loads(line)["external_id"] for line in target.read_text().splitlines()] == ["s1", "=HYPERLINK(1)"]
     assert not list(tmp_path.glob(".*partial"))

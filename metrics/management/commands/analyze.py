@@ -2,7 +2,7 @@
 [--task-type T] [--origin O] [--exclude-flagged] [--include-practice] [--idle-threshold S] [--log-time]
 [--no-mixed] [--baseline CONDITION] [--format table|json|csv|conditions-csv] [--by-document]
 [--scenarios [--reference SCENARIO]] [--agreement [--distances compression,ter,chrf]]
-[--pause-thresholds 200,500,1000,2000]
+[--pause-thresholds 200,500,1000,2000] [--mqm [--format table|json|tsv]]
 
 Prints the analysis of a project's submitted post-edits (the report page's numbers):
 per metric Pearson r (p, 95% CI, per annotator), Spearman rho, 5-NN R² (published split
@@ -22,6 +22,8 @@ distance distributions and its comparison with the reference scenario (--referen
 --target (default wall_time) is then the human effort each scenario's distance is correlated with.
 With --agreement it prints the agreement of items done by two or more annotators instead (docs/agreement.md):
 Krippendorff's alpha and the ICCs on --target, and the distances between their post-edits (--distances).
+With --mqm it prints the MQM and ESA scores of the project's evaluations instead (docs/quality.md): per
+system and per rater; --format tsv writes one row per system and segment as WMT's *.avg_seg_scores.tsv.
 """
 
 import csv
@@ -31,6 +33,7 @@ import json
 from django.core.management.base import CommandError, CommandParser
 
 from annotations.models import Project
+from annotations.typology import TypologyError
 from editlab.commands import DataCommand
 from metrics.agreement_report import agreement_build, agreement_rows, distances_parse
 from metrics.agreement_text import agreement_table
@@ -46,6 +49,8 @@ from metrics.analysis_options import (
     analysis_request_build,
 )
 from metrics.exports import neutralise_formula
+from metrics.exports_mqm import avg_seg_scores_tsv
+from metrics.quality_report import mqm_summary, mqm_table
 from metrics.report_text import (
     conditions_table,
     documents_table,
@@ -75,7 +80,7 @@ def threshold_table(rows: list[dict], *, target: str) -> str:
     return "\n".join(lines)
 
 
-FORMATS = ("table", "text", "json", "csv", "conditions-csv")
+FORMATS = ("table", "text", "json", "csv", "conditions-csv", "tsv")
 SCENARIO_TARGET = "wall_time"  # the human effort --scenarios correlates with when no --target is given
 NUMBERS = (
     ("--k", "k", "neighbours for KNN regression"),
@@ -179,7 +184,18 @@ class Command(DataCommand):
             help="with --agreement: the output distances, of compression,ter,chrf (default compression)",
         )
 
+        parser.add_argument(
+            "--mqm",
+            action="store_true",
+            help="print the MQM/ESA scores of the project's evaluations (--format tsv: WMT's avg_seg_scores)",
+        )
+
     def handle(self, *args, **options) -> None:
+        if options["mqm"]:
+            self._mqm(options)
+            return
+        if options["format"] == "tsv":
+            raise CommandError("--format tsv goes with --mqm")
         if options["distances"] is not None and not options["agreement"]:
             raise CommandError("--distances applies to --agreement only")
         if options["agreement"] and (options["scenarios"] or options["by_document"]):
@@ -223,6 +239,27 @@ class Command(DataCommand):
         formats = {"json": self._json, "csv": self._csv, "table": self._table, "text": self._table}
         formats["conditions-csv"] = self._conditions_csv
         formats[options["format"]](report)
+
+    def _mqm(self, options: dict) -> None:
+        if options["agreement"] or options["scenarios"] or options["by_document"]:
+            raise CommandError("--mqm goes alone: not with --agreement, --scenarios or --by-document")
+        if options["format"] not in ("table", "text", "json", "tsv"):
+            raise CommandError("--mqm prints --format table, json or tsv")
+        try:
+            project = Project.objects.get(name=options["project"])
+        except Project.DoesNotExist:
+            raise CommandError(f"no project named {options['project']!r}") from None
+        try:
+            if options["format"] == "tsv":
+                self.stdout.write(avg_seg_scores_tsv(project), ending="")
+                return
+            summary = mqm_summary(project)
+        except TypologyError as exc:
+            raise CommandError(f"the project's typology is malformed: {exc.field}: {exc.message}") from None
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(summary, indent=2, allow_nan=False))
+        else:
+            self.stdout.write(mqm_table(summary))
 
     def _documents(self, selection: Selection, fmt: str) -> None:
         documents = documents_build(selection=selection, data=selection_data(selection=selection, use_cache=False))

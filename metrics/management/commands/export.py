@@ -1,5 +1,7 @@
-"""python manage.py export --project NAME --format csv|jsonl|parquet --output FILE [--include-practice]
+"""python manage.py export --project NAME --format csv|jsonl|parquet|mqm --output FILE [--include-practice]
 [--include-simulated] [--events [--with-text]]
+
+--format mqm writes the project's error-span evaluations as the WMT MQM TSV (metrics/exports_mqm.py).
 
 With --events: one row per stored event instead (metrics/exports_events.py, docs/events.md), also as
 --format idfx (a zip of IDFX logs) or critt-kd (a zip of CRITT TPR-DB KD tables); --with-text adds the text after each text-changing event.
@@ -15,6 +17,9 @@ from annotations.models import Project
 from editlab.commands import DataCommand
 from metrics.exports import FORMATS, export_spec, export_stream
 from metrics.exports_events import EVENT_FORMATS, EventExportSpec, event_export_stream
+from metrics.exports_mqm import mqm_export_stream
+
+MQM = "mqm"
 
 
 class Command(DataCommand):
@@ -22,7 +27,7 @@ class Command(DataCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--project", required=True, help="Project name.")
-        parser.add_argument("--format", required=True, choices=sorted({*FORMATS, *EVENT_FORMATS}), dest="fmt")
+        parser.add_argument("--format", required=True, choices=sorted({*FORMATS, *EVENT_FORMATS, MQM}), dest="fmt")
         parser.add_argument("--output", required=True, help="File to write ('-' for standard output, csv/jsonl).")
         parser.add_argument(
             "--include-practice",
@@ -46,6 +51,12 @@ class Command(DataCommand):
             raise CommandError("--with-text goes with --events")
         if options["include_simulated"] and options["events"]:
             raise CommandError("--include-simulated applies to the post-edit export, not to --events")
+        if options["fmt"] == MQM:
+            if options["events"] or options["include_simulated"] or options["include_practice"]:
+                raise CommandError("--format mqm exports the evaluations: no --events or --include-* options")
+            if self._write(options["output"], options["fmt"], functools.partial(mqm_export_stream, project)):
+                self.stdout.write(f"wrote the MQM TSV of project {project.name!r} to {options['output']}")
+            return
         if options["fmt"] not in (EVENT_FORMATS if options["events"] else FORMATS):
             raise CommandError(f"--format {options['fmt']} exports events: add --events")
         events = EventExportSpec(project, options["include_practice"], options["with_text"])
@@ -58,13 +69,23 @@ class Command(DataCommand):
             stream = functools.partial(event_export_stream, events, options["fmt"])
         else:
             stream = functools.partial(export_stream, spec, options["fmt"])
-        output = options["output"]
+        path = self._write(options["output"], options["fmt"], stream)
+        if path is None:
+            return
+        if options["events"]:
+            self.stdout.write(f"wrote the events of {events.queryset().count()} post-edits to {path}")
+            return
+        rows = spec.queryset().count()
+        self.stdout.write(f"wrote {rows} rows, {len(spec.columns)} columns to {path}")
+
+    def _write(self, output: str, fmt: str, stream) -> Path | None:
+        """Write the stream to `output` (None: to standard output), atomically for a file."""
         if output == "-":
-            if options["fmt"] in ("parquet", "idfx", "critt-kd"):
-                raise CommandError(f"{options['fmt']} is binary: give --output FILE")
+            if fmt in ("parquet", "idfx", "critt-kd"):
+                raise CommandError(f"{fmt} is binary: give --output FILE")
             for chunk in stream():
                 self.stdout.write(chunk.decode("utf-8"), ending="")
-            return
+            return None
         path = Path(output)
         if not path.parent.is_dir():
             raise CommandError(f"cannot write {output}: folder {path.parent} does not exist")
@@ -81,8 +102,4 @@ class Command(DataCommand):
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
-        if options["events"]:
-            self.stdout.write(f"wrote the events of {events.queryset().count()} post-edits to {path}")
-            return
-        rows = spec.queryset().count()
-        self.stdout.write(f"wrote {rows} rows, {len(spec.columns)} columns to {path}")
+        return path

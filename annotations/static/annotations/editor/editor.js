@@ -28,6 +28,10 @@ export function startEditor(config, els) {
   let phase = "editing";
   const isClosed = () => phase === "closed";
   const isEditing = () => phase === "editing";
+  // While finishing: what the status says when the server cannot be reached (the submit is
+  // queued), and whether it says so now.
+  let queuedText = "";
+  let queued = false;
 
   function setStatus(text, kind = "") {
     if (!els.status) return;
@@ -92,6 +96,7 @@ export function startEditor(config, els) {
         if (session.state === "refused") session.back();
         else if (isEditing() && drafts.state !== "conflict")
           setStatus(outbox.pending() ? "Saving…" : "All changes saved", "ok");
+        else if (queued) showQueued(false);
       },
       onRejected: (message) => setStatus(`The server refused some events: ${message}`, "error"),
       onClosed: closeAfterServer,
@@ -101,7 +106,10 @@ export function startEditor(config, els) {
           `Not saved: the server does not find this item among the logged-in user's (logged in as someone else?). ${outbox.pending()} events are kept in this browser.`,
           "error",
         ),
-      onOffline: () => setStatus(`Offline: ${outbox.pending()} events kept in this browser, retrying.`, "warn"),
+      onOffline() {
+        if (phase === "finishing" && queuedText) showQueued(true);
+        else setStatus(`Offline: ${outbox.pending()} events kept in this browser, retrying.`, "warn");
+      },
       onStorageFull(err) {
         setStatus("This browser cannot store your work locally (storage full); keep the network on.", "error");
         console.error("editlab logger: localStorage", err);
@@ -187,11 +195,35 @@ export function startEditor(config, els) {
     if (!isClosed()) phase = finishing ? "finishing" : "editing";
     ta.readOnly = phase !== "editing";
     for (const b of els.buttons || []) b.disabled = phase !== "editing";
+    if (!finishing) showQueued(false);
+  }
+
+  // Offline while finishing: the status and the submit button say that the submit is queued and
+  // completes by itself once the connection returns (the page then goes on as usual).
+  function showQueued(offline) {
+    const button = els.submitButton;
+    if (offline) {
+      queued = true;
+      setStatus(queuedText, "warn");
+      if (button) {
+        button.dataset.label ??= button.textContent;
+        button.textContent = "Submit queued";
+        button.dataset.state = "queued";
+      }
+      return;
+    }
+    if (queued && phase === "finishing") setStatus("Back online: submitting…", "ok");
+    queued = false;
+    if (button && button.dataset.state === "queued") {
+      button.textContent = button.dataset.label;
+      delete button.dataset.state;
+    }
   }
 
   // Sends everything, then the final request; returns an error message, or null once the page
   // moves on (or another tab took over, which has this work now).
-  async function finish(url, body, waitingText) {
+  async function finish(url, body, waitingText, offlineText = "") {
+    queuedText = offlineText;
     drafts.cancel();
     await drafts.waitIdle();
     setStatus(waitingText, "");
@@ -201,6 +233,7 @@ export function startEditor(config, els) {
       try {
         const { status, answer, token } = await session.postJSON(url, { page_id: pageId, ...body() });
         if (status === 200) {
+          if (queued) setStatus("Back online: submitted. Going on…", "ok");
           phase = "closed";
           outbox.clearStored();
           showSessionBanner(false);
@@ -219,7 +252,8 @@ export function startEditor(config, els) {
         }
         return errorMessage(answer) || `HTTP ${status}`;
       } catch {
-        setStatus("Cannot reach the server; your work is kept in this browser. Retrying…", "warn");
+        if (queuedText) showQueued(true);
+        else setStatus("Cannot reach the server; your work is kept in this browser. Retrying…", "warn");
         await sleep(NETWORK_RETRY_MS);
       }
     }
@@ -229,11 +263,14 @@ export function startEditor(config, els) {
     if (phase !== "editing" || drafts.state === "conflict") return;
     setFinishing(true);
     outbox.log({ k: "submit" });
-    const error = await finish(
+    const submitting = finish(
       urls.submit,
       () => ({ text: ta.value, version: drafts.version, last_seq: outbox.nextSeq - 1 }),
       "Submitting…",
+      "You are offline: your submit is queued and will complete when the connection returns. Your work is kept in this browser; keep this page open.",
     );
+    if (globalThis.navigator && navigator.onLine === false && phase === "finishing") showQueued(true);
+    const error = await submitting;
     if (error) {
       setFinishing(false);
       if (drafts.state !== "conflict") setStatus(`Not submitted: ${error}`, "error");

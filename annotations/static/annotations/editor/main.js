@@ -1,6 +1,7 @@
 // The editor page's entry: reads the page's config and elements and starts the editor.
 
 import { startEditor } from "./editor.js";
+import { installShortcuts } from "./shortcuts.js";
 
 function boot() {
   const configNode = document.getElementById("editor-config");
@@ -14,6 +15,7 @@ function boot() {
     conflict: document.getElementById("conflict"),
     highlights: document.getElementById("highlight-backdrop"),
     buttons: Array.from(document.querySelectorAll("[data-editor-button]")),
+    submitButton: document.getElementById("submit-button"),
   };
   const editor = startEditor(config, els);
   window.__editlabLogger = editor;
@@ -29,7 +31,22 @@ function boot() {
 
   const dialog = document.getElementById("skip-dialog");
   const skipForm = document.getElementById("skip-form");
-  document.getElementById("skip-button")?.addEventListener("click", () => dialog.showModal());
+  const openSkip = () => dialog && !dialog.open && dialog.showModal();
+  document.getElementById("skip-button")?.addEventListener("click", openSkip);
+
+  // The keyboard shortcuts and their list (an accessible dialog: showModal keeps the focus in it,
+  // Esc closes it and the focus returns to where it was).
+  const help = document.getElementById("shortcuts-dialog");
+  const helpButton = document.getElementById("shortcuts-button");
+  const openHelp = () => help && !help.open && !dialog?.open && help.showModal();
+  helpButton?.addEventListener("click", openHelp);
+  help?.querySelector("[data-shortcuts-close]")?.addEventListener("click", () => help.close());
+  installShortcuts({
+    canAct: () => editor.phase === "editing" && !dialog?.open && !help?.open,
+    openSkip,
+    openHelp,
+    go: (url) => window.location.assign(url),
+  });
   dialog?.querySelector("[data-skip-cancel]")?.addEventListener("click", () => dialog.close());
   skipForm?.addEventListener("submit", async (e) => {
     e.preventDefault();
