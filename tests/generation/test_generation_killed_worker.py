@@ -10,12 +10,9 @@ loopback OpenAI-compatible server (generation.fakeserver) runs in this process, 
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +21,7 @@ from django.db import connection
 from generation.fakeserver import FakeServer, default_answer
 from tests.editlab.app_process import ROOT, copy_of, make_template, process_env
 from tests.generation.worker_process import question
+from tests.worker_gate import WorkerProcesses
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -35,23 +33,13 @@ TIMEOUT_S = 180  # generous: the machine is shared; every wait ends as soon as i
 HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 
-class Shared:
-    def __init__(self, url: str, sqlite_file: Path | None, folder: Path) -> None:
-        self.url, self.sqlite_file, self.folder = url, sqlite_file, folder
-        self.started: list[subprocess.Popen] = []
+class Shared(WorkerProcesses):
+    timeout_s = TIMEOUT_S
 
     def env(self) -> dict[str, str]:
         return process_env(
             self.sqlite_file or Path("unused"), DATABASE_URL=self.url, TASKS_BACKEND="database", **HEARTBEAT
         )
-
-    def query(self, sql: str) -> list[tuple]:
-        if self.sqlite_file is not None:
-            with sqlite3.connect(self.sqlite_file, timeout=30) as db:
-                return db.execute(sql).fetchall()
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            return cursor.fetchall()
 
     def seed(self, endpoint: str) -> int:
         options = json.dumps({"items": ITEMS, "endpoint": endpoint, "concurrency": CONCURRENCY})
@@ -85,23 +73,6 @@ class Shared:
         self.started.append(process)
         return process
 
-    def marker(self, name: str) -> Path:
-        return self.folder / f"{name}.inside"
-
-    def hold(self, name: str) -> Path:
-        return self.folder / f"{name}.hold"
-
-    def log(self, name: str) -> str:
-        return (self.folder / f"{name}.log").read_text()
-
-    def wait(self, condition: Callable[[], bool], what: str, *, process: subprocess.Popen | None = None) -> None:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not condition():
-            if process is not None and process.poll() is not None:
-                raise AssertionError(f"the worker exited ({process.returncode}) before {what}")
-            assert time.monotonic() < deadline, f"not within {TIMEOUT_S} s: {what}"
-            time.sleep(0.1)
-
     def run(self, run: int) -> tuple:
         [row] = self.query(
             "SELECT status, total, done, generated, refused, failed, error FROM generation_generationrun "
@@ -127,12 +98,6 @@ class Shared:
             "LEFT JOIN metrics_taskworker w ON w.id = c.worker_id "
             f"WHERE c.run_id = {int(run)} ORDER BY c.seq"
         )
-
-    def stop_all(self) -> None:
-        for process in self.started:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

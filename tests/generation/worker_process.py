@@ -10,12 +10,9 @@ of answers stops inside the store transaction, after the records are written and
 writes the file `marker` and waits there while the file `hold` exists (the test SIGKILLs it there).
 """
 
-import json
 import sys
-import time
-from pathlib import Path
 
-import django
+from tests.worker_gate import gate_store, run_command
 
 TEMPLATE = "Question: {question}"
 
@@ -54,33 +51,9 @@ def worker(*, chunk: int, gate: int | None = None, marker: str = "", hold: str =
 
     jobs.CHUNK_ITEMS, jobs.CHUNK_PER_THREAD = chunk, 1
     if gate is not None:
-        real = jobs.generation_records_store
-        calls = {"n": 0}
-
-        def gated_store(**kwargs):
-            stored = real(**kwargs)
-            calls["n"] += 1
-            if calls["n"] == gate:
-                Path(marker).write_text("inside the store transaction")
-                while Path(hold).exists():
-                    time.sleep(0.05)
-            return stored
-
-        jobs.generation_records_store = gated_store
+        gate_store(jobs, "generation_records_store", gate=gate, marker=marker, hold=hold)
     call_command("db_worker", *argv)
 
 
-def main(args: list[str]) -> None:
-    django.setup()
-    command, options = args[0], json.loads(args[1]) if len(args) > 1 else {}
-    if command == "seed":
-        print(json.dumps(seed(**options)))
-    elif command == "worker":
-        rest = args[args.index("--") + 1 :] if "--" in args else []
-        worker(**options, argv=rest)
-    else:
-        raise SystemExit(f"unknown command {command!r}: seed or worker")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_command(sys.argv[1:], seed=seed, worker=worker)

@@ -9,12 +9,8 @@ processes). The processes run tests/metrics/worker_process.py; the test reads th
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -23,6 +19,7 @@ from django.db import connection
 from metrics import text as engine
 from tests.editlab.app_process import ROOT, copy_of, make_template, process_env
 from tests.metrics.worker_process import edited, original
+from tests.worker_gate import WorkerProcesses
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -33,12 +30,8 @@ TIMEOUT_S = 180  # generous: the machine is shared; every wait below ends as soo
 HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 
-@dataclass
-class SharedDatabase:
-    url: str
-    sqlite_file: Path | None
-    folder: Path
-    started: list[subprocess.Popen] = field(default_factory=list)
+class SharedDatabase(WorkerProcesses):
+    timeout_s = TIMEOUT_S
 
     def env(self, **extra: str) -> dict[str, str]:
         return process_env(
@@ -49,14 +42,6 @@ class SharedDatabase:
             **HEARTBEAT,
             **extra,
         )
-
-    def query(self, sql: str) -> list[tuple]:
-        if self.sqlite_file is not None:
-            with sqlite3.connect(self.sqlite_file, timeout=30) as db:
-                return db.execute(sql).fetchall()
-        with connection.cursor() as cursor:
-            cursor.execute(sql)
-            return cursor.fetchall()
 
     def seed(self) -> int:
         options = json.dumps({"post_edits": POST_EDITS, "metrics": METRICS})
@@ -94,23 +79,6 @@ class SharedDatabase:
         """The worker's loop has started (its signal handlers are in place: SIGTERM stops it cleanly)."""
         return f"Starting worker worker_id={name}" in self.log(name)
 
-    def marker(self, name: str) -> Path:
-        return self.folder / f"{name}.inside"
-
-    def hold(self, name: str) -> Path:
-        return self.folder / f"{name}.hold"
-
-    def log(self, name: str) -> str:
-        return (self.folder / f"{name}.log").read_text()
-
-    def wait(self, condition: Callable[[], bool], what: str, *, process: subprocess.Popen | None = None) -> None:
-        deadline = time.monotonic() + TIMEOUT_S
-        while not condition():
-            if process is not None and process.poll() is not None:
-                raise AssertionError(f"the worker exited ({process.returncode}) before {what}")
-            assert time.monotonic() < deadline, f"not within {TIMEOUT_S} s: {what}"
-            time.sleep(0.1)
-
     def chunks(self, job: int) -> list[tuple]:
         """(seq, status, attempts, worker's engine id) per chunk."""
         return self.query(
@@ -134,12 +102,6 @@ class SharedDatabase:
 
     def task_results(self) -> list[tuple[str, str]]:
         return sorted(self.query("SELECT status, exception_class_path FROM django_tasks_database_dbtaskresult"))
-
-    def stop_all(self) -> None:
-        for process in self.started:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
