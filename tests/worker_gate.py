@@ -7,12 +7,15 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import django
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def gate_store(module: ModuleType, name: str, *, gate: int, marker: str, hold: str) -> None:
@@ -54,6 +57,43 @@ class WorkerProcesses:
     `hold(name)`."""
 
     timeout_s = 180.0  # generous: the machine may be shared; every wait ends as soon as its condition holds
+    script = ""  # the worker-process module, run with -m (its seed and worker commands: run_command)
+
+    def env(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def run_seed(self, options: dict) -> dict:
+        """The script's `seed` in a process of its own; what it printed (it must have queued its work)."""
+        result = subprocess.run(
+            [sys.executable, "-m", self.script, "seed", json.dumps(options)],
+            cwd=ROOT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=self.timeout_s,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        seeded = json.loads(result.stdout.strip().splitlines()[-1])
+        assert seeded["status"] == "queued"
+        return seeded
+
+    def start_worker(self, name: str, spec: dict, *options: str, gate: int | None = None) -> subprocess.Popen:
+        """A db_worker `name` running the script's `worker` with `spec` (and, gated, stopping at `gate`)."""
+        spec = {**spec, "gate": gate, "marker": str(self.marker(name)), "hold": str(self.hold(name))}
+        if gate is not None:
+            self.hold(name).write_text("hold")
+        log = (self.folder / f"{name}.log").open("w")
+        process = subprocess.Popen(
+            [sys.executable, "-m", self.script, "worker", json.dumps(spec), "--"]
+            + ["--worker-id", name, "--no-reload", "--no-startup-delay", "--interval", "0.1", *options],
+            cwd=ROOT,
+            env=self.env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.started.append(process)
+        return process
 
     def __init__(self, url: str, sqlite_file: Path | None, folder: Path) -> None:
         self.url, self.sqlite_file, self.folder = url, sqlite_file, folder

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import pytest
 from django.db import connection
 
 from generation.fakeserver import FakeServer, default_answer
-from tests.editlab.app_process import ROOT, copy_of, make_template, process_env
+from tests.editlab.app_process import copy_of, make_template, process_env
 from tests.generation.worker_process import question
 from tests.worker_gate import WorkerProcesses
 
@@ -35,6 +34,7 @@ HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 class Shared(WorkerProcesses):
     timeout_s = TIMEOUT_S
+    script = "tests.generation.worker_process"
 
     def env(self) -> dict[str, str]:
         return process_env(
@@ -42,36 +42,10 @@ class Shared(WorkerProcesses):
         )
 
     def seed(self, endpoint: str) -> int:
-        options = json.dumps({"items": ITEMS, "endpoint": endpoint, "concurrency": CONCURRENCY})
-        result = subprocess.run(
-            [sys.executable, "-m", "tests.generation.worker_process", "seed", options],
-            cwd=ROOT,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        seeded = json.loads(result.stdout.strip().splitlines()[-1])
-        assert seeded["status"] == "queued"
-        return seeded["run"]
+        return self.run_seed({"items": ITEMS, "endpoint": endpoint, "concurrency": CONCURRENCY})["run"]
 
     def worker(self, name: str, gate: int | None = None) -> subprocess.Popen:
-        spec = {"chunk": CHUNK, "gate": gate, "marker": str(self.marker(name)), "hold": str(self.hold(name))}
-        if gate is not None:
-            self.hold(name).write_text("hold")
-        log = (self.folder / f"{name}.log").open("w")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.generation.worker_process", "worker", json.dumps(spec), "--"]
-            + ["--worker-id", name, "--no-reload", "--no-startup-delay", "--interval", "0.1"],
-            cwd=ROOT,
-            env=self.env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.started.append(process)
-        return process
+        return self.start_worker(name, {"chunk": CHUNK}, gate=gate)
 
     def run(self, run: int) -> tuple:
         [row] = self.query(

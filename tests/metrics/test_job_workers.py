@@ -6,18 +6,16 @@ SQLite run a migrated database file (the suite's in-memory database cannot be sh
 processes). The processes run tests/metrics/worker_process.py; the test reads the database directly.
 """
 
-import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from metrics import text as engine
-from tests.editlab.app_process import ROOT, copy_of, make_template, process_env
+from tests.editlab.app_process import copy_of, make_template, process_env
 from tests.metrics.worker_process import edited, original
 from tests.worker_gate import WorkerProcesses
 
@@ -32,6 +30,7 @@ HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 class SharedDatabase(WorkerProcesses):
     timeout_s = TIMEOUT_S
+    script = "tests.metrics.worker_process"
 
     def env(self, **extra: str) -> dict[str, str]:
         return process_env(
@@ -44,36 +43,10 @@ class SharedDatabase(WorkerProcesses):
         )
 
     def seed(self) -> int:
-        options = json.dumps({"post_edits": POST_EDITS, "metrics": METRICS})
-        result = subprocess.run(
-            [sys.executable, "-m", "tests.metrics.worker_process", "seed", options],
-            cwd=ROOT,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        seeded = json.loads(result.stdout.strip().splitlines()[-1])
-        assert seeded["status"] == "queued"
-        return seeded["job"]
+        return self.run_seed({"post_edits": POST_EDITS, "metrics": METRICS})["job"]
 
     def worker(self, name: str, *options: str, gate: int | None = None) -> subprocess.Popen:
-        spec = {"gate": gate, "marker": str(self.marker(name)), "hold": str(self.hold(name))}
-        if gate is not None:
-            self.hold(name).write_text("hold")
-        log = (self.folder / f"{name}.log").open("w")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.metrics.worker_process", "worker", json.dumps(spec), "--"]
-            + ["--worker-id", name, "--no-reload", "--no-startup-delay", "--interval", "0.1", *options],
-            cwd=ROOT,
-            env=self.env(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.started.append(process)
-        return process
+        return self.start_worker(name, {}, *options, gate=gate)
 
     def running(self, name: str) -> bool:
         """The worker's loop has started (its signal handlers are in place: SIGTERM stops it cleanly)."""
