@@ -28,7 +28,7 @@ class SegmentLink:
     status_label: str
     current: bool
     is_open: bool
-    url: str  # the editor of an open segment, the changes of a closed one
+    url: str  # the editor of an open segment, the changes of a closed one; "" for a closed one under another condition
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,16 @@ def editor_place(*, assignment: Assignment, participant: bool) -> EditorPlace:
     }
     rows = list(
         Assignment.objects.filter(annotator_id=assignment.annotator_id, item__project_id=item.project_id).values_list(
-            "pk", "status", "item__external_id", "item__document", "item__batch_id"
+            "pk", "status", "item__external_id", "item__document", "item__batch_id", "condition"
         )
     )
     links: list[SegmentLink] = []
     group: list[SegmentLink] = []
-    for number, (pk, status, external_id, document, batch_id) in enumerate(rows, start=1):
+    for number, (pk, status, external_id, document, batch_id, condition) in enumerate(rows, start=1):
+        is_open = status in Assignment.OPEN
+        # A closed segment's changes show the text of its condition: offered only under the same condition
+        # (the rule of the editor's previous edit), so that no page shows what another condition showed.
+        url = patterns[is_open].format(pk) if is_open or condition == assignment.condition else ""
         link = SegmentLink(
             assignment_id=pk,
             number=number,
@@ -74,8 +78,8 @@ def editor_place(*, assignment: Assignment, participant: bool) -> EditorPlace:
             status=status,
             status_label=_STATUS_LABELS.get(status, status),
             current=pk == assignment.pk,
-            is_open=status in Assignment.OPEN,
-            url=patterns[status in Assignment.OPEN].format(pk),
+            is_open=is_open,
+            url=url,
         )
         links.append(link)
         same = document == item.document if item.document else batch_id == item.batch_id and not document

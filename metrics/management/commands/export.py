@@ -17,7 +17,6 @@ from annotations.models import Project
 from editlab.commands import DataCommand
 from metrics.exports import FORMATS, export_spec, export_stream
 from metrics.exports_events import EVENT_FORMATS, EventExportSpec, event_export_stream
-from metrics.exports_mqm import mqm_export_stream
 
 MQM = "mqm"
 
@@ -54,6 +53,8 @@ class Command(DataCommand):
         if options["fmt"] == MQM:
             if options["events"] or options["include_simulated"] or options["include_practice"]:
                 raise CommandError("--format mqm exports the evaluations: no --events or --include-* options")
+            from metrics.exports_mqm import mqm_export_stream  # scipy: loaded only for this format
+
             if self._write(options["output"], options["fmt"], functools.partial(mqm_export_stream, project)):
                 self.stdout.write(f"wrote the MQM TSV of project {project.name!r} to {options['output']}")
             return
