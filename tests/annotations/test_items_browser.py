@@ -385,7 +385,7 @@ def test_the_item_page_shows_texts_highlights_references_post_edits_and_provenan
                        ("editor_diff", [post_edit.assignment_id])):  # fmt: skip
         assert f'href="{reverse(name, args=args)}"' in row
     provenance = page[page.index("How it was generated") :]
-    for shown in ("https://llm.example.org/v1", "m-large-2025", "(asked for m)", "temperature=0.2, seed=5",
+    for shown in ("https://llm.example.org/v1", "m-large-2025", "(asked for m)", "seed=5, temperature=0.2",
                   "31 prompt, 7 completion", "stop", "812.5 ms", "resp-42", "b" * 64):  # fmt: skip
         assert shown in provenance
     # A project's item only: another project's item id is a 404.
