@@ -16,6 +16,8 @@ from types import ModuleType
 import django
 
 ROOT = Path(__file__).resolve().parents[1]
+# Beat every 0.2 s, stale after 2 s: a killed worker's chunk is taken again within seconds.
+HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 
 def gate_store(module: ModuleType, name: str, *, gate: int, marker: str, hold: str) -> None:
@@ -59,8 +61,20 @@ class WorkerProcesses:
     timeout_s = 180.0  # generous: the machine may be shared; every wait ends as soon as its condition holds
     script = ""  # the worker-process module, run with -m (its seed and worker commands: run_command)
 
-    def env(self) -> dict[str, str]:
-        raise NotImplementedError
+    env_extra: dict[str, str] = {}  # what the subclass's workers need besides the shared database
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The workers' environment: the shared database, the database task backend, a fast heartbeat."""
+        from tests.editlab.app_process import process_env
+
+        return process_env(
+            self.sqlite_file or Path("unused"),
+            DATABASE_URL=self.url,
+            TASKS_BACKEND="database",
+            **HEARTBEAT,
+            **self.env_extra,
+            **extra,
+        )
 
     def run_seed(self, options: dict) -> dict:
         """The script's `seed` in a process of its own; what it printed (it must have queued its work)."""

@@ -18,7 +18,7 @@ import pytest
 from django.db import connection
 
 from generation.fakeserver import FakeServer, default_answer
-from tests.editlab.app_process import copy_of, make_template, process_env
+from tests.editlab.app_process import copy_of, make_template
 from tests.generation.worker_process import question
 from tests.worker_gate import WorkerProcesses
 
@@ -29,17 +29,11 @@ CHUNK = 4  # 6 chunks
 CONCURRENCY = 2
 GATE = 3  # worker A dies inside its third store of answers
 TIMEOUT_S = 180  # generous: the machine is shared; every wait ends as soon as its condition holds
-HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 
 class Shared(WorkerProcesses):
     timeout_s = TIMEOUT_S
     script = "tests.generation.worker_process"
-
-    def env(self) -> dict[str, str]:
-        return process_env(
-            self.sqlite_file or Path("unused"), DATABASE_URL=self.url, TASKS_BACKEND="database", **HEARTBEAT
-        )
 
     def seed(self, endpoint: str) -> int:
         return self.run_seed({"items": ITEMS, "endpoint": endpoint, "concurrency": CONCURRENCY})["run"]

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from metrics import text as engine
-from tests.editlab.app_process import copy_of, make_template, process_env
+from tests.editlab.app_process import copy_of, make_template
 from tests.metrics.worker_process import edited, original
 from tests.worker_gate import WorkerProcesses
 
@@ -25,22 +25,12 @@ METRICS = ["levenshtein", "levenshtein_words"]
 POST_EDITS = 40
 CHUNK = 10  # 4 chunks of 10 post-edits x 2 metrics
 TIMEOUT_S = 180  # generous: the machine is shared; every wait below ends as soon as its condition holds
-HEARTBEAT = {"EDITLAB_WORKER_HEARTBEAT_S": "0.2", "EDITLAB_WORKER_STALE_S": "2"}
 
 
 class SharedDatabase(WorkerProcesses):
     timeout_s = TIMEOUT_S
     script = "tests.metrics.worker_process"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return process_env(
-            self.sqlite_file or Path("unused"),
-            DATABASE_URL=self.url,
-            TASKS_BACKEND="database",
-            EDITLAB_METRIC_CHUNK_SIZE=str(CHUNK),
-            **HEARTBEAT,
-            **extra,
-        )
+    env_extra = {"EDITLAB_METRIC_CHUNK_SIZE": str(CHUNK)}
 
     def seed(self) -> int:
         return self.run_seed({"post_edits": POST_EDITS, "metrics": METRICS})["job"]
