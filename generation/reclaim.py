@@ -6,10 +6,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 
 from generation.jobs import _the_queue
 from generation.models import GenerationChunk, GenerationRecord, GenerationRun
 from metrics.models import TaskWorker
+
+
+def generation_work_holders() -> Q:
+    """The workers holding generation work: a running chunk, or a run they are planning. A dead one stays
+    dead to the sweep (metrics.workers.dead_workers) until this work is queued again, even after the task
+    engine's row for its task is marked failed."""
+    chunk = GenerationChunk.objects.filter(worker=OuterRef("pk"), status=GenerationChunk.RUNNING)
+    plan = GenerationRun.objects.filter(planner=OuterRef("pk"), status=GenerationRun.RUNNING, planned__isnull=True)
+    return Q(Exists(chunk)) | Q(Exists(plan))
 
 
 def generation_work_reclaim(*, dead: Sequence[TaskWorker]) -> dict[str, int]:

@@ -41,5 +41,6 @@ workers.other_work_register(
     workers.OtherWork(
         reclaim=lambda dead: reclaim.generation_work_reclaim(dead=dead),
         requeue_orphans=lambda live: reclaim.generation_work_requeue_orphans(live_tasks=live),
+        holding=reclaim.generation_work_holders,
     )
 )

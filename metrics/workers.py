@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connections, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 from django_tasks.base import TaskResultStatus
@@ -53,6 +53,7 @@ class OtherWork:
 
     reclaim: Callable[[list[TaskWorker]], object]  # queue again what these dead workers held
     requeue_orphans: Callable[[set[str]], object]  # new tasks for queued work whose task is gone (live task ids)
+    holding: Callable[[], Q]  # the workers (a filter on TaskWorker) that still hold some of this work
 
 
 _other_work: list[OtherWork] = []
@@ -132,17 +133,24 @@ class Heartbeat(threading.Thread):
 # ----------------------------------------------------------------------------- the dead ones
 
 
+def metric_work_holders() -> Q:
+    """The workers (a filter on TaskWorker) holding metric work: a running chunk, or a job they are planning."""
+    return Q(Exists(MetricChunk.objects.filter(worker=OuterRef("pk"), status=MetricChunk.RUNNING))) | Q(
+        Exists(MetricJob.objects.filter(planner=OuterRef("pk"), status=MetricJob.RUNNING, planned__isnull=True))
+    )
+
+
 def dead_workers(*, now: datetime, exclude: TaskWorker | None = None) -> list[TaskWorker]:
     """Workers silent for EDITLAB_WORKER_STALE_S or stopped that still hold something: a running chunk,
     a job they were planning, or a RUNNING result row of the task engine."""
     stale = Q(heartbeat__lt=now - timedelta(seconds=settings.EDITLAB_WORKER_STALE_S)) | Q(stopped__isnull=False)
-    holding = Q(chunks__status=MetricChunk.RUNNING) | Q(
-        planned_jobs__status=MetricJob.RUNNING, planned_jobs__planned__isnull=True
-    )
+    holding = metric_work_holders()
+    for other in other_work():
+        holding |= other.holding()
     candidates = TaskWorker.objects.filter(stale)
     if exclude is not None:
         candidates = candidates.exclude(pk=exclude.pk)
-    holders = list(candidates.filter(holding).distinct())
+    holders = list(candidates.filter(holding))
     running_engine_ids = {ids[-1] for ids in DBTaskResult.objects.running().values_list("worker_ids", flat=True) if ids}
     known = {w.pk for w in holders}
     holders += [w for w in candidates.filter(engine_id__in=running_engine_ids) if w.pk not in known]

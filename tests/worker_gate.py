@@ -132,12 +132,20 @@ class WorkerProcesses:
     def log(self, name: str) -> str:
         return (self.folder / f"{name}.log").read_text()
 
+    def logs(self) -> str:
+        """The last lines of every worker's log, for a failure's message."""
+        parts = []
+        for log in sorted(self.folder.glob("*.log")):
+            lines = log.read_text(errors="replace").splitlines()[-40:]
+            parts.append(f"--- {log.stem} (last {len(lines)} lines)\n" + "\n".join(lines))
+        return "\n".join(parts)
+
     def wait(self, condition: Callable[[], bool], what: str, *, process: subprocess.Popen | None = None) -> None:
         deadline = time.monotonic() + self.timeout_s
         while not condition():
             if process is not None and process.poll() is not None:
                 raise AssertionError(f"the worker exited ({process.returncode}) before {what}")
-            assert time.monotonic() < deadline, f"not within {self.timeout_s:.0f} s: {what}"
+            assert time.monotonic() < deadline, f"not within {self.timeout_s:.0f} s: {what}\n" + self.logs()
             time.sleep(0.1)
 
     def stop_all(self) -> None:

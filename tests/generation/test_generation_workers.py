@@ -15,7 +15,7 @@ from generation.services import generation_run_start
 from metrics.management.commands.db_worker import sweep
 from metrics.models import TaskWorker
 from metrics.selectors_jobs import database_now
-from metrics.workers import worker_register, worker_stop
+from metrics.workers import dead_workers, worker_register, worker_stop
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -148,6 +148,58 @@ def test_queued_chunks_whose_task_is_gone_get_a_new_one(database_backend, projec
         worker_stop(me)
     chunk.refresh_from_db()
     assert DBTaskResult.objects.get(id=chunk.task_id).status == "READY"
+    work()
+    run.refresh_from_db()
+    assert (run.status, run.generated) == ("done", 5)
+
+
+@pytest.mark.parametrize("engine_row", ["FAILED", "SUCCESSFUL", "gone"])
+def test_a_dead_workers_chunk_is_queued_again_whatever_the_engine_says_of_its_task(
+    database_backend, project, server, engine_row
+):
+    """The chunk itself says who holds it: a sweep that missed it (it was locked then, or the sweep failed
+    midway) after the engine's row was already marked failed still finds the worker dead and the chunk held."""
+    run = start(project, server)
+    work("--max-tasks", "1")
+    chunk = run.chunks.get(seq=0)
+    gone = TaskWorker.objects.create(engine_id="gone", host="elsewhere", pid=4242)
+    TaskWorker.objects.filter(pk=gone.pk).update(heartbeat=database_now() - timedelta(seconds=600))
+    GenerationChunk.objects.filter(pk=chunk.pk).update(status="running", attempts=1, worker=gone)
+    rows = DBTaskResult.objects.filter(id=chunk.task_id)
+    if engine_row == "gone":
+        rows.delete()
+    else:
+        rows.update(status=engine_row, worker_ids=["gone"])
+
+    me = worker_register(engine_id="me")
+    try:
+        assert [w.engine_id for w in dead_workers(now=database_now(), exclude=me)] == ["gone"]
+        sweep(me, database_now())
+        assert dead_workers(now=database_now(), exclude=me) == []  # nothing held any more
+    finally:
+        worker_stop(me)
+    chunk.refresh_from_db()
+    assert (chunk.status, chunk.worker) == ("queued", None)
+    work()
+    run.refresh_from_db()
+    assert (run.status, run.generated) == ("done", 5)
+    assert len(server.requests) == 5  # each item asked once
+
+
+def test_a_dead_planner_of_a_run_is_found_by_the_run_it_was_planning(database_backend, project, server):
+    run = start(project, server)
+    gone = TaskWorker.objects.create(engine_id="gone", host="elsewhere", pid=4242)
+    TaskWorker.objects.filter(pk=gone.pk).update(heartbeat=database_now() - timedelta(seconds=600))
+    GenerationRun.objects.filter(pk=run.pk).update(status="running", planner=gone, planned=None)
+    DBTaskResult.objects.filter(id=run.task_id).update(status="FAILED", worker_ids=["gone"])
+    me = worker_register(engine_id="me")
+    try:
+        assert [w.engine_id for w in dead_workers(now=database_now(), exclude=me)] == ["gone"]
+        sweep(me, database_now())
+    finally:
+        worker_stop(me)
+    run.refresh_from_db()
+    assert (run.status, run.planner) == ("queued", None)
     work()
     run.refresh_from_db()
     assert (run.status, run.generated) == ("done", 5)
