@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from annotations.design import DESIGN_MAX_ANNOTATORS, DesignError
 from annotations.models import Batch, Project
 from annotations.selectors import annotator_queryset
+from editlab.forms import RefusalForm
 from editlab.limits import CONTEXT_WINDOW_MAX, CONTEXT_WINDOW_MIN, IDLE_THRESHOLD_MAX_S, MAX_SMALL, parse_id
 
 INSTRUCTIONS_FILE_MAX_BYTES = 1024 * 1024
@@ -187,7 +188,7 @@ def conditions_from_formset(formset) -> tuple[list[dict], list[int]]:
     return conditions, rows
 
 
-class MakeBatchesForm(forms.Form):
+class MakeBatchesForm(RefusalForm):
     size = forms.IntegerField(min_value=1, initial=20, help_text="Items per batch; the last may be smaller.")
     shuffle_seed = forms.IntegerField(
         required=False, label="Shuffle seed", help_text="Empty: import order. A number: that seeded random order."
@@ -236,7 +237,7 @@ class _BatchesChoice(_BoundedMultipleChoice):
         return obj.name
 
 
-class AssignForm(forms.Form):
+class AssignForm(RefusalForm):
     annotators = _AnnotatorsChoice(queryset=annotator_queryset(), widget=forms.CheckboxSelectMultiple)
     overlap = forms.IntegerField(min_value=1, label="Overlap k")
     batches = _BatchesChoice(
@@ -261,7 +262,7 @@ class AssignForm(forms.Form):
         return cleaned
 
 
-class MoveForm(forms.Form):
+class MoveForm(RefusalForm):
     WITHDRAW = "withdraw"
     REASSIGN = "reassign"
 
@@ -294,7 +295,7 @@ class MoveForm(forms.Form):
         return cleaned
 
 
-class JoinLinkForm(forms.Form):
+class JoinLinkForm(RefusalForm):
     """A participation link's settings (annotations/services/participants.py checks them)."""
 
     completion_code = forms.CharField(
@@ -339,26 +340,13 @@ class JoinLinkForm(forms.Form):
     )
 
     FIELDS_OF_SERVICE = {
-        "completion_code": "completion_code",
-        "completion_url": "completion_url",
-        "max_participants": "max_participants",
-        "max_skips": "max_skips",
-        "idle_minutes": "idle_minutes",
         "params.participant": "participant_param",
         "params.study": "study_param",
         "params.session": "session_param",
     }
 
-    def add_service_error(self, exc: Exception) -> None:
-        """A service's refusal ("field: message") under the field it names, else above the form."""
-        field, _, message = str(exc).partition(": ")
-        if field in self.FIELDS_OF_SERVICE:
-            self.add_error(self.FIELDS_OF_SERVICE[field], message)
-        else:
-            self.add_error(None, str(exc))
 
-
-class LatinSquareForm(forms.Form):
+class LatinSquareForm(RefusalForm):
     """The Latin-square design's choices: who, and which of the project's declared conditions. Shown
     as a plan first (a GET), then applied with the digest of the plan that was shown (a POST)."""
 

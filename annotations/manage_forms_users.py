@@ -4,6 +4,7 @@ annotations/services/users.py make the changes and refuse what an admin may not 
 from django import forms
 
 from annotations.roles import ROLES
+from editlab.forms import RefusalForm
 
 ROLE_CHOICES = [(role, role) for role in ROLES]
 PASSWORD_HELP = "Leave empty to generate one; it is shown once, on the next page."
@@ -19,7 +20,7 @@ class UserFilterForm(forms.Form):
     )
 
 
-class UserAddForm(forms.Form):
+class UserAddForm(RefusalForm):
     username = forms.CharField(max_length=150, help_text="Letters, digits and @ . + - _ (at most 150).")
     role = forms.ChoiceField(choices=ROLE_CHOICES, initial=ROLES[1])
     password = forms.CharField(

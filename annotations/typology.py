@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from editlab.refusals import Refusal
+
 MQM_CORE: tuple[str, ...] = (
     "Accuracy/Addition",
     "Accuracy/Omission",
@@ -54,6 +56,21 @@ class TypologyError(ValueError):
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+class TypologyMalformed(Refusal):
+    """The typology a project stored does not parse: its scores cannot be computed until an admin fixes it."""
+
+    code = "typology_malformed"
+
+
+def project_typology(quality: Any) -> Typology:
+    """The typology of a project's stored `quality` JSON, for the readers of its scores; TypologyMalformed
+    (a refusal: the page, the API and the commands show it) when it is malformed."""
+    try:
+        return parse_typology(quality)
+    except TypologyError as exc:
+        raise TypologyMalformed(f"the project's typology is malformed: {exc.field}: {exc.message}") from None
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,16 @@ libraries behind them (scikit-learn, statsmodels, scipy, matplotlib, nltk): a qu
 every such process before its first row (measured in editlab/benchmarks/results/scale.md). These
 commands run every tagged check but the URL configuration's; `manage.py check`, `migrate` and the
 web server still check the URLs.
+
+A refusal (editlab.refusals) a data command's code raises is its error: the message, no traceback.
 """
 
 from typing import Any
 
 from django.core import checks
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+
+from editlab.refusals import Refusal
 
 
 class DataCommand(BaseCommand):
@@ -27,3 +31,9 @@ class DataCommand(BaseCommand):
         if not tags:
             tags = sorted(set(checks.registry.registry.tags_available()) - {checks.Tags.urls})
         super().check(app_configs, tags, display_num_errors, include_deployment_checks, fail_level, databases)
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        try:
+            return super().execute(*args, **options)
+        except Refusal as exc:
+            raise CommandError(str(exc)) from None

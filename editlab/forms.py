@@ -1,15 +1,19 @@
-"""Form fields shared by the admin site and the pages."""
+"""Form fields and the refusable form, shared by the admin site and the pages."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django import forms
 from django.db import models
 from django.forms.fields import InvalidJSONInput
 
 from editlab import safe_json
+from editlab.refusals import Outcome, Refusal, attempt
+
+T = TypeVar("T")
 
 
 class LimitedJSONFormField(forms.JSONField):
@@ -43,3 +47,29 @@ class LimitedJSONFormField(forms.JSONField):
 JSON_FORM_FIELDS: dict[type[models.Field[Any, Any]], dict[str, Any]] = {
     models.JSONField: {"form_class": LimitedJSONFormField}
 }
+
+
+class RefusalForm(forms.Form):
+    """A form whose submission a service may refuse: `submit` runs the service and puts its refusal on the
+    form, under the field the message names ("field: what is wrong", or a key of FIELDS_OF_SERVICE), else
+    above the form. The view then renders the form again with the refusal's status."""
+
+    # A service's name of a field -> this form's name of it, where they differ.
+    FIELDS_OF_SERVICE: dict[str, str] = {}
+
+    refusal: Refusal | None = None
+
+    def submit(self, service: Callable[..., T], /, **kwargs: Any) -> Outcome[T]:
+        outcome = attempt(service, **kwargs)
+        if outcome.refusal is not None:
+            self.refusal = outcome.refusal
+            self.add_refusal(outcome.refusal)
+        return outcome
+
+    def add_refusal(self, refusal: Refusal) -> None:
+        field, _, message = str(refusal).partition(": ")
+        name = self.FIELDS_OF_SERVICE.get(field, field)
+        if message and name in self.fields:
+            self.add_error(name, message)
+        else:
+            self.add_error(None, str(refusal))

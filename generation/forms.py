@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from editlab import limits
+from editlab.forms import RefusalForm
 from generation.control import TEMPLATE_MAX_BYTES, shipped_templates
 from generation.models import GenerationRun
 from generation.prompts import TemplateRefused, variables_parse
@@ -27,7 +28,7 @@ def _template_choices() -> list[tuple[str, str]]:
     return [(UPLOAD, "my upload (below)")] + [(name, f"{name} (shipped)") for name in shipped_templates()]
 
 
-class RunStartForm(forms.Form):
+class RunStartForm(RefusalForm):
     kind = forms.ChoiceField(choices=GenerationRun.KIND_CHOICES, initial=GenerationRun.SIMULATION)
     name = forms.CharField(
         max_length=100, help_text="The system (its output is Item.outputs[name]) or the scenario's name."

@@ -18,10 +18,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, is_admin, is_researcher, role_required
 from editlab.http import AuthenticatedHttpRequest, render_page
-from editlab.refusals import Refusal
 from generation import jobs
 from generation.control import (
-    GenerationForbidden,
     generation_permission_check,
     generation_policy_set,
     generation_run_stop,
@@ -83,13 +81,10 @@ def generation_page(request: AuthenticatedHttpRequest, project_id: int) -> HttpR
     form = RunStartForm(request.POST, request.FILES)
     if not form.is_valid():
         return _page(request, project, form, status=400)
-    try:
-        run = generation_start_requested(project=project, user=request.user, **form.start_settings())
-    except GenerationForbidden:
-        raise
-    except Refusal as exc:  # a setting refused: shown on the form, as every manage page shows its service's refusal
-        form.add_error(None, str(exc))
-        return _page(request, project, form, status=exc.status)
+    started = form.submit(generation_start_requested, project=project, user=request.user, **form.start_settings())
+    if form.refusal is not None:
+        return _page(request, project, form, status=form.refusal.status)
+    run = started.value
     messages.success(request, f"Run #{run.pk} ({run.get_kind_display()} {run.name!r}): {run.status}.")
     return redirect("generation-page", project_id=project.pk)
 

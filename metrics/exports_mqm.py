@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from annotations.importers.mqm import COLUMNS
 from annotations.models import ErrorSpan, Project
-from annotations.typology import NO_ERROR, SEVERITY_SPELLING, mark
+from annotations.typology import NO_ERROR, SEVERITY_SPELLING, mark, project_typology
 from metrics.analysis.mqm import format_score, published, segment_scores
 from metrics.selectors_quality import evaluation_records, ratings
 
@@ -61,7 +61,7 @@ def _segment_order(seg_id: str) -> tuple[int, int | str]:
 def avg_seg_score_rows(project: Project) -> list[tuple[str, str, str]]:
     """(system, mqm_avg_score, seg_id) per rated system and segment, the score in WMT's sign and format,
     ordered by system and segment number."""
-    scores = segment_scores(ratings(project), project.typology().weights)
+    scores = segment_scores(ratings(project), project_typology(project.quality).weights)
     ordered = sorted(scores.items(), key=lambda pair: (pair[0][0], _segment_order(pair[0][1])))
     return [(system, format_score(published(score)), seg_id) for (system, seg_id), score in ordered]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from annotations.models import Project
+from annotations.typology import project_typology
 from metrics.analysis.agreement import Alpha
 from metrics.analysis.mqm import Mean, esa_means, rater_scores, rating_score, segment_scores, system_scores
 from metrics.analysis.span_agreement import Judgement, SpanAgreement, span_agreement
@@ -35,7 +36,7 @@ def agreement_data(agreement: SpanAgreement) -> dict[str, Any]:
 def mqm_summary(project: Project) -> dict[str, Any]:
     """MQM per system (mean of segment scores, 95% CI over segments) and per rater; ESA means per system;
     the agreement of raters of the same output (metrics.analysis.span_agreement)."""
-    weights = project.typology().weights
+    weights = project_typology(project.quality).weights
     records = list(evaluation_records(project))
     rated = ratings(project)
     segments = segment_scores(rated, weights)

@@ -12,10 +12,10 @@ from django.views.decorators.http import require_http_methods
 from annotations.models import Assignment, PostEdit, Project
 from annotations.roles import ADMIN, role_required
 from annotations.services.copying import NAME_MAX, project_copy_items
-from annotations.services.errors import ServiceError
+from editlab.forms import RefusalForm
 
 
-class CopyProjectForm(forms.Form):
+class CopyProjectForm(RefusalForm):
     name = forms.CharField(max_length=NAME_MAX, label="New project's name")
     include_practice = forms.BooleanField(
         required=False, initial=True, label="Copy the practice items too", help_text="They come first for everyone."
@@ -31,15 +31,14 @@ def project_copy(request: HttpRequest, project_id: int) -> HttpResponse:
     if request.method == "POST":
         form = CopyProjectForm(request.POST)
         if form.is_valid():
-            try:
-                result = project_copy_items(
-                    source=project,
-                    target_name=form.cleaned_data["name"],
-                    include_practice=form.cleaned_data["include_practice"],
-                )
-            except ServiceError as exc:
-                form.add_error("name", str(exc).removeprefix("name: "))
-            else:
+            copied = form.submit(
+                project_copy_items,
+                source=project,
+                target_name=form.cleaned_data["name"],
+                include_practice=form.cleaned_data["include_practice"],
+            )
+            if copied:
+                result = copied.value
                 messages.success(
                     request,
                     f"Copied {result.items} items from {project.name!r} into {result.project.name!r} "

@@ -29,6 +29,7 @@ from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
+from editlab.refusals import attempt
 
 # Words, single punctuation marks and whitespace runs: joined back they give the text.
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
@@ -148,10 +149,12 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
         raise
     if not assignment.is_open:
         return redirect("editor_diff", assignment_id=assignment.pk)
-    try:
-        post_edit, visit = post_edit_open(assignment=assignment, user=request.user)
-    except PostEditClosed:  # submitted or skipped meanwhile (another tab)
+    opened = attempt(post_edit_open, assignment=assignment, user=request.user)
+    if isinstance(opened.refusal, PostEditClosed):  # submitted or skipped meanwhile (another tab)
         return redirect("editor_diff", assignment_id=assignment.pk)
+    if opened.refusal is not None:
+        raise opened.refusal
+    post_edit, visit = opened.value
     config = {
         **editor_config(post_edit=post_edit, visit=visit, csrf_token=get_token(request)),
         # The logger sizes its batches to what the server accepts.

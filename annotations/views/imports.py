@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotations.importers import FORMATS, ImportDataError, ImportReport, files_from_uploads, import_items
+from annotations.importers import FORMATS, ImportReport, files_from_uploads, import_items
 from annotations.importers.base import InputFile
 from annotations.importers.detect import HEAD_BYTES, NAMES, Detection, detect
 from annotations.importers.table import (
@@ -30,6 +30,7 @@ from annotations.importers.table import (
 )
 from annotations.models import Project
 from annotations.roles import ADMIN, role_required
+from editlab.refusals import attempt
 
 HEADER_PEEK_BYTES = 1024 * 1024  # enough for any header line; the mapping needs no more
 AUTO = "auto"  # the Format list's first choice: the format detect() finds in the file
@@ -160,10 +161,10 @@ def _mapping_context(request: HttpRequest, fmt: str | None, *, stale: bool = Fal
     upload.seek(0)
     if upload.size and upload.size > len(head):
         head = head[: head.rfind(b"\n") + 1]  # whole lines only
-    try:
-        columns = read_header(InputFile(name=upload.name or "upload", data=head))
-    except ImportDataError as exc:
-        return {**context, "show_mapping": True, "mapping_error": str(exc), "mapping_stale": stale}
+    header = attempt(read_header, file=InputFile(name=upload.name or "upload", data=head))
+    if not header:
+        return {**context, "show_mapping": True, "mapping_error": str(header.refusal), "mapping_stale": stale}
+    columns = header.value
     chosen = {key.removeprefix("map_"): value for key, value in request.POST.items() if key.startswith("map_")}
     rows = [
         {"target": target, "selected": chosen.get(target, target if target in columns else "")}
@@ -221,26 +222,29 @@ def _run(form: ImportForm, request: HttpRequest) -> ImportReport | None:
             form.add_error("fmt", f"Cannot tell the format: this file looks like {detection.label}; choose one.")
             return None
         fmt = detection.fmt
-    try:
-        mapping = _mapping(request)
-        files = files_from_uploads(data["files"])
-        predictions = files_from_uploads([data["predictions"]])[0] if data.get("predictions") else None
-        report = import_items(
-            project=data["project"] or data["new_project"],
-            create_project=bool(data["new_project"]),
-            fmt=fmt,
-            files=files,
-            mapping=mapping if fmt == "table" else None,
-            annotator_prefix=data["annotator_prefix"],
-            predictions=predictions,
-            post_edit_input=data["post_edit_input"],
-        )
-    except ImportDataError as exc:
+    imported = attempt(_import, request=request, data=data, fmt=fmt)
+    if not imported:
         hint = detection.hint(fmt)
-        form.add_error("files", f"Nothing was imported. {exc}" + (f" - {hint}." if hint else ""))
+        form.add_error("files", f"Nothing was imported. {imported.refusal}" + (f" - {hint}." if hint else ""))
         return None
     form.read_as = f"Read as {NAMES[fmt]}: the upload looked like {detection.label}."
-    return report
+    return imported.value
+
+
+def _import(*, request: HttpRequest, data: dict, fmt: str) -> ImportReport:
+    mapping = _mapping(request)
+    files = files_from_uploads(data["files"])
+    predictions = files_from_uploads([data["predictions"]])[0] if data.get("predictions") else None
+    return import_items(
+        project=data["project"] or data["new_project"],
+        create_project=bool(data["new_project"]),
+        fmt=fmt,
+        files=files,
+        mapping=mapping if fmt == "table" else None,
+        annotator_prefix=data["annotator_prefix"],
+        predictions=predictions,
+        post_edit_input=data["post_edit_input"],
+    )
 
 
 @login_required

@@ -31,9 +31,9 @@ from annotations.selectors_progress import project_progress
 from annotations.services import projects
 from annotations.services.assignment import assignment_reassign, assignment_withdraw, batch_assign
 from annotations.services.batches import batch_make
-from annotations.services.errors import ServiceError
 from annotations.services.studies import DesignResult, study_assign_latin_square
 from editlab.http import HtmxHttpRequest, render_page, wants_fragment
+from editlab.refusals import Refusal, attempt
 
 # Every project is visible to admins and researchers, and to nobody else here.
 readers = role_required(ADMIN, RESEARCHER, message="Only admins and researchers may see this page.")
@@ -92,7 +92,7 @@ def _save_project(form: ProjectForm, project: Project | None, conditions: list[d
     return projects.project_update(project=project, **fields)
 
 
-def _show_service_error(exc: ServiceError, form: ProjectForm, formset, rows: list[int]) -> str:
+def _show_refusal(exc: Refusal, form: ProjectForm, formset, rows: list[int]) -> str:
     """Put the refusal beside the field it names; returns a message about the conditions as a whole, if any."""
     message = str(exc)
     match = CONDITION_FIELD.match(message)
@@ -123,11 +123,11 @@ def _project_form_page(request: HttpRequest, project: Project | None) -> HttpRes
             formset = condition_formset(request.POST, more_rows=1)
         elif form.is_valid() and formset_ok:
             conditions, rows = conditions_from_formset(formset) if posted_conditions else (None, [])
-            try:
-                saved = _save_project(form, project, conditions)
-            except ServiceError as exc:
-                conditions_error = _show_service_error(exc, form, formset, rows)
+            outcome = attempt(_save_project, form=form, project=project, conditions=conditions)
+            if outcome.refusal is not None:
+                conditions_error = _show_refusal(outcome.refusal, form, formset, rows)
             else:
+                saved = outcome.value
                 verb = "Created" if project is None else "Saved"
                 warnings = study_settings(project=saved).warnings if conditions else []
                 if warnings:  # saved, yet not ready: never a plain green "Saved"
@@ -208,13 +208,12 @@ def batches_make(request: HttpRequest, project_id: int) -> HttpResponse:
     form = MakeBatchesForm(request.POST)
     if not form.is_valid():
         return _render_batches(request, project, make_form=form, status=400)
-    try:
-        batches = batch_make(
-            project=project, size=form.cleaned_data["size"], shuffle_seed=form.cleaned_data["shuffle_seed"]
-        )
-    except ServiceError as exc:
-        form.add_error(None, str(exc))
+    made = form.submit(
+        batch_make, project=project, size=form.cleaned_data["size"], shuffle_seed=form.cleaned_data["shuffle_seed"]
+    )
+    if not made:
         return _render_batches(request, project, make_form=form, status=400)
+    batches = made.value
     if batches:
         messages.success(request, f"Made {len(batches)} batches ({batches[0].name} … {batches[-1].name}).")
     else:
@@ -230,16 +229,16 @@ def batches_assign(request: HttpRequest, project_id: int) -> HttpResponse:
     form = AssignForm(request.POST, project=project)
     if not form.is_valid():
         return _render_batches(request, project, assign_form=form, status=400)
-    try:
-        result = batch_assign(
-            project=project,
-            annotators=list(form.cleaned_data["annotators"]),
-            overlap=form.cleaned_data["overlap"],
-            batches=list(form.cleaned_data["batches"]) or None,
-        )
-    except ServiceError as exc:
-        form.add_error(None, str(exc))
+    assigned = form.submit(
+        batch_assign,
+        project=project,
+        annotators=list(form.cleaned_data["annotators"]),
+        overlap=form.cleaned_data["overlap"],
+        batches=list(form.cleaned_data["batches"]) or None,
+    )
+    if not assigned:
         return _render_batches(request, project, assign_form=form, status=400)
+    result = assigned.value
     loads = ", ".join(f"{name} +{count}" for name, count in result.per_annotator.items())
     messages.success(
         request,
@@ -261,21 +260,22 @@ def assignments_move(request: HttpRequest, project_id: int) -> HttpResponse:
     assignments = Assignment.objects.filter(item__project=project, annotator=data["from_annotator"])
     if data["batches"]:
         assignments = assignments.filter(item__batch__in=data["batches"])
-    try:
-        if data["action"] == MoveForm.WITHDRAW:
-            result = assignment_withdraw(assignments=assignments, force=data["force"])
-            done = f"Withdrew {result.withdrawn} assignments of {data['from_annotator'].username}"
-        else:
-            result = assignment_reassign(
-                assignments=assignments, to_annotator=data["to_annotator"], force=data["force"]
-            )
-            done = (
-                f"Moved {result.reassigned} assignments to {data['to_annotator'].username} "
-                f"({result.skipped_already_assigned} left where they were: the target already had those items)"
-            )
-    except ServiceError as exc:
-        form.add_error(None, str(exc))
+    if data["action"] == MoveForm.WITHDRAW:
+        moved = form.submit(assignment_withdraw, assignments=assignments, force=data["force"])
+    else:
+        moved = form.submit(
+            assignment_reassign, assignments=assignments, to_annotator=data["to_annotator"], force=data["force"]
+        )
+    if not moved:
         return _render_batches(request, project, move_form=form, status=400)
+    result = moved.value
+    if data["action"] == MoveForm.WITHDRAW:
+        done = f"Withdrew {result.withdrawn} assignments of {data['from_annotator'].username}"
+    else:
+        done = (
+            f"Moved {result.reassigned} assignments to {data['to_annotator'].username} "
+            f"({result.skipped_already_assigned} left where they were: the target already had those items)"
+        )
     messages.success(
         request,
         f"{done}; kept {result.kept_submitted} submitted/skipped and {result.kept_in_progress} in progress.",
@@ -310,16 +310,17 @@ def design_apply(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
     digest = form.cleaned_data["plan_digest"]
     if not digest:
         return _render_design(request, project, form, error="Look at the plan first, then confirm it.", status=400)
-    try:
-        result = study_assign_latin_square(
-            project=project,
-            annotators=list(form.cleaned_data["annotators"]),
-            conditions=form.cleaned_data["conditions"],
-            apply=True,
-            expected_digest=digest,
-        )
-    except ServiceError as exc:
-        return _render_design(request, project, form, error=str(exc), status=400)
+    applied = attempt(
+        study_assign_latin_square,
+        project=project,
+        annotators=list(form.cleaned_data["annotators"]),
+        conditions=form.cleaned_data["conditions"],
+        apply=True,
+        expected_digest=digest,
+    )
+    if not applied:
+        return _render_design(request, project, form, error=str(applied.refusal), status=400)
+    result = applied.value
     plan = result.plan
     messages.success(
         request,
@@ -335,15 +336,14 @@ def _render_design(
 ) -> HttpResponse:
     result: DesignResult | None = None
     if form.is_bound and form.is_valid():
-        try:
-            result = study_assign_latin_square(
-                project=project,
-                annotators=list(form.cleaned_data["annotators"]),
-                conditions=form.cleaned_data["conditions"],
-                apply=False,
-            )
-        except ServiceError as exc:
-            error = error or str(exc)
+        planned = attempt(
+            study_assign_latin_square,
+            project=project,
+            annotators=list(form.cleaned_data["annotators"]),
+            conditions=form.cleaned_data["conditions"],
+            apply=False,
+        )
+        result, error = planned.value, error or (str(planned.refusal) if planned.refusal else "")
     context = {
         "project": project,
         "form": form,

@@ -25,7 +25,6 @@ from annotations.models import JoinLink, Participant, Project
 from annotations.roles import is_admin
 from annotations.selectors_participants import participant_of, project_join_links, project_participants
 from annotations.services.erasure import participant_log_erase
-from annotations.services.errors import ServiceError
 from annotations.services.join_links import (
     IDLE_MINUTES_DEFAULT,
     completion_redirect,
@@ -49,6 +48,7 @@ from annotations.services.participants import (
 )
 from annotations.views.manage import admins, readers
 from editlab.client_address import client_address
+from editlab.refusals import attempt
 
 JOIN_TEMPLATE = "annotations/join.html"
 PROBLEM_TEMPLATE = "annotations/join_problem.html"
@@ -98,10 +98,10 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     same_id = len(given) == 1 and mine is not None and platform_key(given[0].strip()) == mine.platform_key
     if mine is not None and mine.project_id == link.project_id and (not given or same_id):
         return redirect(next_url_for(request.user))  # back to its work, in the browser it joined from
-    try:
-        ids = platform_ids(join_link=link, query=dict(request.GET.lists()))
-    except ServiceError as exc:
-        return _problem(request, 400, str(exc))
+    found = attempt(platform_ids, join_link=link, query=dict(request.GET.lists()))
+    if not found:
+        return _problem(request, 400, str(found.refusal))
+    ids = found.value
     returning = Participant.objects.filter(
         project_id=link.project_id, platform_key=platform_key(ids.participant)
     ).first()
@@ -123,21 +123,24 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _start(request: HttpRequest, link: JoinLink) -> HttpResponse:
-    try:
-        ids = platform_ids(join_link=link, query=dict(request.GET.lists()))
-    except ServiceError as exc:
-        return _problem(request, 400, str(exc))
+    found = attempt(platform_ids, join_link=link, query=dict(request.GET.lists()))
+    if not found:
+        return _problem(request, 400, str(found.refusal))
+    ids = found.value
     for _ in range(3):
         try:
-            result = participant_start(join_link=link, ids=ids, address=client_address(request))
-            break
-        except JoinRefused as exc:
-            title = RELEASED if exc.code == "released" else None
-            return _problem(request, exc.status, str(exc), retry_after_s=exc.retry_after_s, title=title)
+            started = attempt(participant_start, join_link=link, ids=ids, address=client_address(request))
         except IntegrityError:
             # Two Starts at once took the same slot or id; the constraint kept one. Again: the id
             # now resumes, or the next free slot is taken.
             continue
+        if isinstance(refused := started.refusal, JoinRefused):
+            title = RELEASED if refused.code == "released" else None
+            return _problem(request, refused.status, str(refused), retry_after_s=refused.retry_after_s, title=title)
+        if refused is not None:
+            raise refused
+        result = started.value
+        break
     else:
         return _problem(request, 503, "Many people are joining right now. Please press Start again in a moment.")
     login(request, result.participant.user, backend=settings.AUTHENTICATION_BACKENDS[0])
@@ -179,10 +182,8 @@ def _render_participation(
     links = list(project_join_links(project=project))
     for link in links:
         link.url = request.build_absolute_uri(link.path())
-    try:
-        design, design_error = participant_design(project=project), ""
-    except ServiceError as exc:
-        design, design_error = None, str(exc)
+    designed = attempt(participant_design, project=project)
+    design, design_error = designed.value, str(designed.refusal or "")
     now = timezone.now()
     participants = with_last_activity(project_participants(project=project))
     for participant in participants:
@@ -216,22 +217,21 @@ def participation_open(request: HttpRequest, project_id: int) -> HttpResponse:
     if not form.is_valid():
         return _render_participation(request, project, form=form, status=400)
     data = form.cleaned_data
-    try:
-        join_link_open(
-            project=project,
-            completion_code=data["completion_code"],
-            completion_url=data["completion_url"],
-            max_participants=data["max_participants"],
-            max_skips=data["max_skips"] if data["max_skips"] is not None else 0,
-            idle_minutes=data["idle_minutes"] if data["idle_minutes"] is not None else IDLE_MINUTES_DEFAULT,
-            params={
-                "participant": data["participant_param"],
-                "study": data["study_param"],
-                "session": data["session_param"],
-            },
-        )
-    except ServiceError as exc:
-        form.add_service_error(exc)
+    form.submit(
+        join_link_open,
+        project=project,
+        completion_code=data["completion_code"],
+        completion_url=data["completion_url"],
+        max_participants=data["max_participants"],
+        max_skips=data["max_skips"] if data["max_skips"] is not None else 0,
+        idle_minutes=data["idle_minutes"] if data["idle_minutes"] is not None else IDLE_MINUTES_DEFAULT,
+        params={
+            "participant": data["participant_param"],
+            "study": data["study_param"],
+            "session": data["session_param"],
+        },
+    )
+    if form.refusal is not None:
         return _render_participation(request, project, form=form, status=400)
     messages.success(request, "Opened a participation link: paste its address into the platform's study page.")
     return redirect("manage-participation", project_id=project.pk)

@@ -22,10 +22,10 @@ from annotations.manage_forms_users import (
 )
 from annotations.roles import ADMIN, role_required
 from annotations.selectors_users import users_page
-from annotations.services.errors import ServiceError
 from annotations.services.users import user_change_role, user_create, user_reset_password, user_set_active
 from editlab.http import AuthenticatedHttpRequest, render_page
 from editlab.limits import parse_id
+from editlab.refusals import attempt
 
 User = get_user_model()
 admins = role_required(ADMIN, message="Only admins may see and change accounts.")
@@ -84,14 +84,12 @@ def user_add_view(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _render(request, add_form=form, status=400)
     data = form.cleaned_data
-    try:
-        user, password = user_create(
-            actor=request.user, username=data["username"], role=data["role"], password=data["password"] or None
-        )
-    except ServiceError as exc:
-        field, _, message = str(exc).partition(": ")
-        form.add_error(field if field in form.fields else None, message or str(exc))
+    created = form.submit(
+        user_create, actor=request.user, username=data["username"], role=data["role"], password=data["password"] or None
+    )
+    if not created:
         return _render(request, add_form=form, status=400)
+    user, password = created.value
     generated = not data["password"]
     messages.success(request, f"Created {user.username} ({data['role']}).")
     return _render(request, shown_password=(user.username, password) if generated else None)
@@ -145,10 +143,10 @@ def user_password_view(request: AuthenticatedHttpRequest, user_id: int) -> HttpR
         return _render(
             request, error=f"password of {user.username}: {form.errors.get('password', [''])[0]}", status=400
         )
-    try:
-        password = user_reset_password(actor=request.user, user=user, password=form.cleaned_data["password"] or None)
-    except ServiceError as exc:
-        return _render(request, error=f"{user.username}'s {exc}", status=400)
+    reset = attempt(user_reset_password, actor=request.user, user=user, password=form.cleaned_data["password"] or None)
+    if not reset:
+        return _render(request, error=f"{user.username}'s {reset.refusal}", status=400)
+    password = reset.value
     if form.cleaned_data["password"]:
         messages.success(request, f"Set the password of {user.username}; their other sessions ended.")
         return _back(request)

@@ -16,12 +16,13 @@ from django.views.decorators.http import require_GET, require_POST
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest, render_page
+from editlab.refusals import attempt
 from metrics import text as text_metrics
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
 from metrics.selectors_jobs import job_activity
-from metrics.services import ComputeError, metric_coverage
+from metrics.services import metric_coverage
 
 RECENT_JOBS = 10
 
@@ -90,11 +91,11 @@ def compute(request: HttpRequest, project_id: int) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     metrics = request.POST.getlist("metrics")
     variants = request.POST.getlist("variants") or list(VARIANTS)
-    try:
-        job = metric_job_create(project=project, user=request.user, metrics=metrics or None, variants=variants)
-    except ComputeError as exc:
-        messages.error(request, str(exc))
+    created = attempt(metric_job_create, project=project, user=request.user, metrics=metrics or None, variants=variants)
+    if not created:
+        messages.error(request, str(created.refusal))
         return redirect("metrics-project", project_id=project.pk)
+    job = created.value
     # With the in-process backend the job has already finished here; the job page shows either state.
     return redirect("metrics-job", project_id=project.pk, job_id=job.pk)
 
@@ -143,8 +144,7 @@ def job_page(request: HtmxHttpRequest, project_id: int, job_id: int) -> HttpResp
 @readers
 def job_retry(request: HttpRequest, project_id: int, job_id: int) -> HttpResponse:
     job = _job(project_id, job_id)
-    try:
-        metric_job_retry(job=job)
-    except ComputeError as exc:
-        messages.error(request, str(exc))
+    retried = attempt(metric_job_retry, job=job)
+    if not retried:
+        messages.error(request, str(retried.refusal))
     return redirect("metrics-job", project_id=job.project_id, job_id=job.pk)

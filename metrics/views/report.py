@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET
 from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest, render_page, wants_fragment
+from editlab.refusals import attempt
 from metrics.agreement_report import agreement_section
 from metrics.analysis import (
     Settings,
@@ -36,7 +37,6 @@ from metrics.analysis_options import (
     ORIGINS,
     PAGE_TARGET,
     Selection,
-    SelectionError,
     analysis_request_from_query,
     declared_conditions,
     settings_params,
@@ -132,19 +132,24 @@ def report_page(request: HtmxHttpRequest, project_id: int) -> HttpResponse:
         "scenario_names": simulated_scenarios(project=project),
     }
     status = 200
-    try:
-        selection, settings, baseline = analysis_request_from_query(project=project, query=request.GET)
-        reference = scenario_reference_from_query(project=project, query=request.GET)
-    except SelectionError as exc:
-        context["error"] = str(exc)
+    chosen = attempt(_report_request, project=project, query=request.GET)
+    if chosen.refusal is not None:
+        context["error"] = str(chosen.refusal)
         status = 200 if wants_fragment(request) else 400  # htmx swaps only 2xx bodies: show the message in place
     else:
+        selection, settings, baseline, reference = chosen.value
         report = report_build(selection=selection, settings=settings, baseline=baseline, scenario_reference=reference)
         context.update(_report_context(report, project, baseline, reference))
         context["loading"] = report_loading_text(
             metrics=len(report.analysis.metrics), post_edits=report.analysis.n_rows
         )
     return render_page(request, "metrics/report.html", "metrics/report_body.html", context, status=status)
+
+
+def _report_request(*, project: Project, query) -> tuple:
+    """(selection, settings, baseline, scenario reference) the query asks for."""
+    selection, settings, baseline = analysis_request_from_query(project=project, query=query)
+    return selection, settings, baseline, scenario_reference_from_query(project=project, query=query)
 
 
 def rank_and_footnote(rows: list[dict]) -> list[dict]:
