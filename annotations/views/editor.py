@@ -27,6 +27,7 @@ from annotations.selectors import document_context, start_shown
 from annotations.selectors_editor import editor_place
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
+from annotations.views.questionnaires import study_gate
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 
@@ -148,6 +149,9 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
         raise
     if not assignment.is_open:
         return redirect("editor_diff", assignment_id=assignment.pk)
+    gate = study_gate(user=request.user, project=assignment.item.project)
+    if gate:  # consent or the pre questionnaire first (annotations/views/questionnaires.py)
+        return redirect(gate)
     try:
         post_edit, visit = post_edit_open(assignment=assignment, user=request.user)
     except PostEditClosed:  # submitted or skipped meanwhile (another tab)
