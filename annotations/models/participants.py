@@ -2,6 +2,7 @@
 count of Start presses."""
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -96,9 +97,11 @@ class Participant(models.Model):
         null=True, blank=True, help_text="When the slot was given up: its work goes to the next newcomer."
     )
     # Not stored: set on a participant read by services.participants.with_last_activity (the latest
-    # time the server saw it work) and by the Participants page (what it says of the slot).
+    # time the server saw it work) and by the Participants page (what it says of the slot, and its
+    # quality summary: annotations.selectors_crowd.QualitySummary).
     last_active: datetime | None = None
     status: str = ""
+    quality: Any = None
 
     class Meta:
         ordering = ["project", "slot"]

@@ -31,8 +31,8 @@ def attention_check_set(
     planted: str = "",
     start: int | None = None,
     end: int | None = None,
-    gold: str = "",
-    max_distance: int = 0,
+    gold: object = "",
+    max_distance: object = 0,
 ) -> AttentionCheck | None:
     """Marks the item as an attention check of `kind` (replacing its check), or unmarks it
     (kind "none"); ServiceError naming the field."""
@@ -113,10 +113,10 @@ def check_results_by_user(*, user_ids: list[int]) -> dict[int, CheckResults]:
             result = PENDING
         else:
             post_edit = getattr(assignment, "post_edit", None)
-            submitted = assignment.status == Assignment.SUBMITTED and post_edit is not None
-            result = check_result(
-                as_check(check), original=assignment.item.model_output, edited=post_edit.text if submitted else None
-            )
+            edited = None
+            if assignment.status == Assignment.SUBMITTED and post_edit is not None:
+                edited = post_edit.text
+            result = check_result(as_check(check), original=assignment.item.model_output, edited=edited)
         found[assignment.annotator_id].results[assignment.pk] = result
     return found
 

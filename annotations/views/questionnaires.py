@@ -26,6 +26,7 @@ from annotations.services.questionnaires import (
     questionnaire_answer,
     questions_of,
 )
+from editlab.http import AuthenticatedHttpRequest
 
 TEMPLATE = "annotations/study_form.html"
 PHASES = ("consent", "pre", "post", "declined")
@@ -71,7 +72,7 @@ def _onward(request: HttpRequest, project: Project) -> HttpResponse:
 @never_cache
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
-def study_form(request: HttpRequest, project_id: int, phase: str) -> HttpResponse:
+def study_form(request: AuthenticatedHttpRequest, project_id: int, phase: str) -> HttpResponse:
     project = get_object_or_404(Project, pk=project_id)
     questionnaire = Questionnaire.objects.filter(project=project).first()
     mine = Assignment.objects.filter(annotator=request.user, item__project=project).exists()
