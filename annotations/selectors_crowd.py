@@ -140,6 +140,33 @@ def answers_by_user(*, project: Project, user_ids: list[int]) -> dict[int, dict[
     return found
 
 
+def quality_json(summary: QualitySummary) -> dict[str, Any]:
+    """The summary as the API gives it (the export's column names)."""
+    return {
+        "checks_total": summary.checks.total,
+        "checks_passed": summary.checks.passed,
+        "checks_failed": summary.checks.failed,
+        "checks_pending": summary.checks.pending,
+        "flagged_edits": summary.flagged_edits,
+        "flags": summary.flags,
+        "agreement_pairs": summary.agreement_pairs,
+        "agreement_mean_distance": summary.agreement_mean,
+        "agreement_modified_z": summary.agreement_z,
+        "agreement_far": summary.far,
+        "verdict": summary.verdict,
+        "concerns": summary.concerns,
+    }
+
+
+def answers_json(answers: dict[str, QuestionnaireAnswer]) -> dict[str, Any]:
+    consent = answers.get(QuestionnaireAnswer.CONSENT)
+    return {
+        "consent": None if consent is None else ("agreed" if consent.consented else "declined"),
+        "pre": answers["pre"].answers if "pre" in answers else None,
+        "post": answers["post"].answers if "post" in answers else None,
+    }
+
+
 def export_columns(questionnaire: Questionnaire | None) -> list[str]:
     """The participants export's columns: the participant, its quality summary, its answers."""
     questions = [f"{phase}.{q.id}" for phase in ("pre", "post") for q in questions_of(questionnaire, phase)]

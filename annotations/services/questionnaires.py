@@ -326,3 +326,20 @@ def questionnaire_initial(questionnaire: Questionnaire | None) -> dict[str, Any]
         "post": json.dumps(questionnaire.post, ensure_ascii=False, indent=1) if questionnaire.post else "",
         "for_lab": questionnaire.for_lab,
     }
+
+
+def post_questionnaires_due(*, user) -> list[Project]:
+    """The projects whose post questionnaire a lab annotator should answer now (asked of lab
+    annotators, all their work in the project closed, not answered yet): the annotator home links them."""
+    due = []
+    for questionnaire in Questionnaire.objects.filter(
+        for_lab=True, project__items__assignments__annotator=user
+    ).distinct():
+        project = questionnaire.project
+        if not questions_of(questionnaire, QuestionnaireAnswer.POST):
+            continue
+        if phase_due(project=project, user=user, stage="end") != QuestionnaireAnswer.POST:
+            continue
+        if not Assignment.objects.open_for(user).filter(item__project=project).exists():
+            due.append(project)
+    return due

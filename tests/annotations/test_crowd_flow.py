@@ -177,3 +177,20 @@ def test_lab_annotators_are_asked_only_when_the_questionnaire_says_so(study, ann
     assert annotator_client.get(reverse("study-form", args=[project.pk, "consent"])).status_code == 404
     questionnaire_set(project=project, consent="Lab consent.", pre=PRE, for_lab=True)
     assert annotator_client.get(editor)["Location"] == reverse("study-form", args=[project.pk, "consent"])
+
+
+def test_lab_annotators_find_the_post_questionnaire_on_their_home_page(study, annotator_client, annotator):
+    project, _ = study
+    assignment = AssignmentFactory(item=project.items.get(external_id="s1"), annotator=annotator)
+    questionnaire_set(project=project, pre=PRE, post=POST, for_lab=True)
+    pre = reverse("study-form", args=[project.pk, "pre"])
+    post = reverse("study-form", args=[project.pk, "post"])
+    annotator_client.post(pre, {"age": "31+", "native": "5"})
+    assert post not in annotator_client.get(reverse("annotator_home")).content.decode()  # work still open
+    assert annotator_client.get(post)["Location"] == reverse("editor", args=[assignment.pk])
+    submit_all(annotator, {})
+    assert post in annotator_client.get(reverse("annotator_home")).content.decode()
+    assert annotator_client.post(post, {"remarks": "Done."})["Location"] == reverse("annotator_home")
+    assert post not in annotator_client.get(reverse("annotator_home")).content.decode()
+    answer = QuestionnaireAnswer.objects.get(user=annotator, phase="post")
+    assert answer.answers == {"remarks": "Done."}

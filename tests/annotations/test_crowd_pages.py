@@ -138,3 +138,34 @@ def test_the_summary_counts_flags_and_agreement_with_the_others(admin_client):
     assert rows["w0"]["agreement_pairs"] == "9"
     assert float(rows["w3"]["agreement_mean_distance"]) == pytest.approx(careless.agreement_mean, abs=1e-6)
     assert rows["w0"]["verdict"] == "approve"
+
+
+def test_the_api_gives_the_failed_code_and_each_participants_summary_and_answers(admin_client, researcher_client):
+    from annotations.services.questionnaires import consent_give, questionnaire_answer, questionnaire_set
+
+    project = ProjectFactory()
+    item = ItemFactory(project=project, model_output="The teh cat.")
+    opened = admin_client.post(
+        reverse("api-join-link-open", args=[project.pk]),
+        {"completion_code": "OK", "failed_code": "FAIL", "max_failed_checks": 2},
+        content_type="application/json",
+    )
+    assert opened.status_code == 201, opened.content
+    assert (opened.json()["failed_code"], opened.json()["max_failed_checks"]) == ("FAIL", 2)
+    bad = admin_client.post(
+        reverse("api-join-link-open", args=[ProjectFactory().pk]),
+        {"completion_code": "OK", "failed_url": "ftp://x"},
+        content_type="application/json",
+    )
+    assert bad.status_code == 400 and bad.json()["detail"].startswith("failed_url: must be a full http")
+    user = UserFactory(role="annotator")
+    Participant.objects.create(user=user, project=project, platform_id="w1", platform_key="w1", slot=0)
+    SubmittedPostEditFactory(assignment__item=item, assignment__annotator=user, text="The cat.")
+    attention_check_set(item=item, kind="planted", planted="teh")
+    questionnaire_set(project=project, consent="Agree?", pre=QUESTIONS)
+    consent_give(project=project, user=user, agree=True)
+    questionnaire_answer(project=project, user=user, phase="pre", answers={"age": "31+"})
+    (row,) = researcher_client.get(reverse("api-participants", args=[project.pk])).json()["results"]
+    assert row["answers"] == {"consent": "agreed", "pre": {"age": "31+"}, "post": None}
+    quality = row["quality"]
+    assert (quality["checks_passed"], quality["checks_failed"], quality["verdict"]) == (1, 0, "approve")
