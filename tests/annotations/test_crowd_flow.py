@@ -194,3 +194,28 @@ def test_lab_annotators_find_the_post_questionnaire_on_their_home_page(study, an
     assert post not in annotator_client.get(reverse("annotator_home")).content.decode()
     answer = QuestionnaireAnswer.objects.get(user=annotator, phase="post")
     assert answer.answers == {"remarks": "Done."}
+
+
+def test_hostile_answers_are_named_400s_and_others_get_404(study):
+    project, link = study
+    client, user, first = start(link, "walker-6")
+    consent = reverse("study-form", args=[project.pk, "consent"])
+    client.post(consent, {"consent": "agree"})
+    pre = reverse("study-form", args=[project.pk, "pre"])
+    for data, message in [
+        ({"age": "x" * 100_000, "native": "3"}, "age: not one of the choices"),
+        ({"age": ["18-30", "31+"], "native": "3"}, "age: one answer, not 2"),
+        ({"age": "18-30", "native": "99999999999"}, "native: a whole number from 1 to 5"),
+        ({"age": "18-30\x00", "native": "3"}, "age: not one of the choices"),
+    ]:
+        response = client.post(pre, data)
+        assert response.status_code == 400
+        assert message in response.content.decode()
+    assert not QuestionnaireAnswer.objects.filter(user=user, phase="pre").exists()
+    assert client.get(reverse("study-form", args=[project.pk, "during"])).status_code == 404
+    # Someone with no work in the project is asked nothing there.
+    elsewhere = ItemFactory(project=ProjectFactory()).project
+    other, _, _ = start(join_link_open(project=elsewhere, completion_code="X"), "walker-7")
+    assert other.get(consent).status_code == 404
+    assert other.post(consent, {"consent": "decline"}).status_code == 404
+    assert QuestionnaireAnswer.objects.filter(phase="consent").count() == 1
