@@ -338,6 +338,11 @@ class JoinLinkForm(RefusalForm):
     session_param = forms.CharField(
         max_length=64, initial="SESSION_ID", required=False, label="Session id parameter", help_text="Empty: not read."
     )
+    max_failed_checks = forms.IntegerField(
+        min_value=0, max_value=1_000_000, required=False, initial=0, label="Attention checks that may fail"
+    )
+    failed_code = forms.CharField(max_length=200, required=False, help_text="The platform's failed-attention code.")
+    failed_url = forms.CharField(max_length=2000, required=False, label="Failed-attention URL")
 
     FIELDS_OF_SERVICE = {
         "params.participant": "participant_param",

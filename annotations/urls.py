@@ -4,6 +4,7 @@ from annotations.views import copying, editor, manage
 from annotations.views import imports as import_views
 from annotations.views import items as item_views
 from annotations.views import participants as participant_views
+from annotations.views import questionnaires as questionnaire_views
 from annotations.views import replay as replay_views
 from annotations.views import users as user_views
 
@@ -50,6 +51,24 @@ urlpatterns: list = [
         "manage/projects/<int:project_id>/participants/<int:participant_id>/erase/",
         participant_views.participant_erase,
         name="manage-participant-erase",
+    ),
+    # Crowd quality control (annotations/views/questionnaires.py, participants.py): consent and the
+    # questionnaires around the items; the Participants page's settings and its export.
+    path("study/<int:project_id>/<str:phase>/", questionnaire_views.study_form, name="study-form"),
+    path(
+        "manage/projects/<int:project_id>/participants/questionnaire/",
+        participant_views.participation_questionnaire,
+        name="manage-participation-questionnaire",
+    ),
+    path(
+        "manage/projects/<int:project_id>/participants/attention/",
+        participant_views.participation_attention,
+        name="manage-participation-attention",
+    ),
+    path(
+        "manage/projects/<int:project_id>/participants/export.csv",
+        participant_views.participation_export,
+        name="manage-participation-export",
     ),
     # Step-by-step replay of a post-edit's event log (annotations/views/replay.py).
     path("manage/post-edits/<int:post_edit_id>/replay/", replay_views.post_edit_replay, name="manage-post-edit-replay"),

@@ -5,6 +5,7 @@ checks the values (parameter names, the completion URL's scheme, the design)."""
 from rest_framework import serializers
 
 from annotations.models import JoinLink, Participant
+from annotations.selectors_crowd import answers_json, quality_json
 from annotations.services.join_links import (
     COMPLETION_CODE_MAX,
     COMPLETION_URL_MAX,
@@ -53,6 +54,27 @@ class JoinLinkOpenInputSerializer(serializers.Serializer):
         default=IDLE_MINUTES_DEFAULT,
         help_text="A slot held this long without activity is released to the next newcomer; 0: never.",
     )
+    max_failed_checks = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_SKIPS,
+        required=False,
+        default=0,
+        help_text="Attention checks a participant may fail and still earn the completion code (docs/quality.md).",
+    )
+    failed_code = serializers.CharField(
+        max_length=COMPLETION_CODE_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The platform's failed-attention code, shown instead of the completion code to who failed.",
+    )
+    failed_url = serializers.CharField(
+        max_length=COMPLETION_URL_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="http(s) address those who failed are sent to; `{code}` in it becomes the failed code.",
+    )
     params = serializers.DictField(
         child=serializers.CharField(max_length=64, allow_blank=True),
         required=False,
@@ -85,6 +107,9 @@ class JoinLinkOutputSerializer(serializers.ModelSerializer):
             "idle_minutes",
             "completion_code",
             "completion_url",
+            "max_failed_checks",
+            "failed_code",
+            "failed_url",
             "params",
             "participant_count",
         ]
@@ -101,6 +126,12 @@ class ParticipantOutputSerializer(serializers.ModelSerializer):
     assigned = serializers.IntegerField(read_only=True)
     submitted = serializers.IntegerField(read_only=True)
     skipped = serializers.IntegerField(read_only=True)
+    quality = serializers.SerializerMethodField(
+        help_text="The quality summary (docs/quality.md): attention checks, flagged edits, agreement, verdict."
+    )
+    answers = serializers.SerializerMethodField(
+        help_text='Consent ("agreed", "declined" or null) and the pre/post answers by question id.'
+    )
 
     class Meta:
         model = Participant
@@ -119,4 +150,13 @@ class ParticipantOutputSerializer(serializers.ModelSerializer):
             "assigned",
             "submitted",
             "skipped",
+            "quality",
+            "answers",
         ]
+
+    def get_quality(self, participant: Participant) -> dict | None:
+        summary = self.context.get("quality", {}).get(participant.pk)
+        return quality_json(summary) if summary is not None else None
+
+    def get_answers(self, participant: Participant) -> dict:
+        return answers_json(self.context.get("answers", {}).get(participant.user_id, {}))

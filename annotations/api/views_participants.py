@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from annotations.api import serializers_participants as s
 from annotations.api.permissions import AdminWritesResearcherReads, IsAdmin
 from annotations.models import JoinLink, Project
+from annotations.selectors_crowd import answers_by_user, quality_summaries
 from annotations.selectors_participants import project_join_links, project_participants
 from annotations.services.join_links import join_link_open, join_link_revoke
 from editlab.api import validated
@@ -96,3 +97,15 @@ class ParticipantListApi(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet:
         return project_participants(project=_project(self.kwargs["project_id"]))
+
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        project = _project(self.kwargs["project_id"])
+        page = self.paginate_queryset(self.get_queryset())
+        people = list(page) if page is not None else list(self.get_queryset())
+        context = {
+            **self.get_serializer_context(),
+            "quality": quality_summaries(project=project, participants=people),
+            "answers": answers_by_user(project=project, user_ids=[p.user_id for p in people]),
+        }
+        data = s.ParticipantOutputSerializer(people, many=True, context=context).data
+        return self.get_paginated_response(data) if page is not None else Response(data)

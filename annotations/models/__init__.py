@@ -7,7 +7,8 @@ ordered set of a project's items (Item.batch + Item.batch_position).
 Modules by what they hold: projects.py (projects, items, batches), assignments.py (assignments,
 post-edits, the effort field names), events.py (visits, the annotator's clock, edit events),
 participants.py (join links, participants, the join counter), evaluations.py (MQM/ESA
-evaluations and their error spans).
+evaluations and their error spans), questionnaires.py (consent, questionnaires, answers,
+attention checks).
 """
 
 from annotations.models.assignments import (
@@ -26,6 +27,7 @@ from annotations.models.evaluations import ErrorSpan, Evaluation
 from annotations.models.events import AnnotatorClock, EditEvent, Visit
 from annotations.models.participants import JoinCounter, JoinLink, Participant
 from annotations.models.projects import Batch, Item, ItemQuerySet, Project
+from annotations.models.questionnaires import AttentionCheck, Questionnaire, QuestionnaireAnswer
 
 __all__ = [
     "DEFINITION_VERSION",
@@ -35,6 +37,7 @@ __all__ = [
     "PAUSE_FIELDS",
     "AnnotatorClock",
     "Assignment",
+    "AttentionCheck",
     "AssignmentQuerySet",
     "Batch",
     "EditEvent",
@@ -48,6 +51,8 @@ __all__ = [
     "PostEdit",
     "PostEditQuerySet",
     "Project",
+    "Questionnaire",
+    "QuestionnaireAnswer",
     "Visit",
     "start_text_of_post_edit",
 ]

@@ -2,6 +2,7 @@
 count of Start presses."""
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -28,6 +29,13 @@ class JoinLink(models.Model):
     )
     completion_code = models.CharField(max_length=200, blank=True)
     completion_url = models.URLField(max_length=2000, blank=True)
+    # Attention checks (annotations/models/questionnaires.py, AttentionCheck): who fails more than
+    # max_failed_checks gets the failed code (or URL), never the completion code.
+    max_failed_checks = models.PositiveIntegerField(
+        default=0, help_text="How many attention checks a participant may fail and still earn the completion code."
+    )
+    failed_code = models.CharField(max_length=200, blank=True, help_text="The platform's failed-attention code.")
+    failed_url = models.URLField(max_length=2000, blank=True, help_text="Where those who failed are sent.")
     params = models.JSONField(
         default=dict,
         blank=True,
@@ -73,22 +81,27 @@ class Participant(models.Model):
     joined_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
     # The slot's fate: held (""), finished with the code, finished without it (too many skips; the
-    # slot is released), or released after the link's idle_minutes without activity.
-    WORKING, CODE, NO_CODE, IDLE = "", "code", "no_code", "idle"
+    # slot is released), released after the link's idle_minutes without activity, finished having
+    # failed the attention checks (the failed code; released), or declined consent (released).
+    WORKING, CODE, NO_CODE, IDLE, FAILED, DECLINED = "", "code", "no_code", "idle", "failed_check", "declined"
     OUTCOME_CHOICES = [
         (WORKING, "working"),
         (CODE, "earned the code"),
         (NO_CODE, "finished without the code"),
         (IDLE, "released: idle"),
+        (FAILED, "failed the attention checks"),
+        (DECLINED, "declined consent"),
     ]
     outcome = models.CharField(max_length=20, blank=True, default=WORKING, choices=OUTCOME_CHOICES)
     released_at = models.DateTimeField(
         null=True, blank=True, help_text="When the slot was given up: its work goes to the next newcomer."
     )
     # Not stored: set on a participant read by services.participants.with_last_activity (the latest
-    # time the server saw it work) and by the Participants page (what it says of the slot).
+    # time the server saw it work) and by the Participants page (what it says of the slot, and its
+    # quality summary: annotations.selectors_crowd.QualitySummary).
     last_active: datetime | None = None
     status: str = ""
+    quality: Any = None
 
     class Meta:
         ordering = ["project", "slot"]

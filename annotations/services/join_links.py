@@ -146,27 +146,27 @@ def join_params(value: Any) -> dict[str, str]:
     return names
 
 
-def _completion_code(value: str) -> str:
+def _completion_code(value: str, name: str = "completion_code") -> str:
     code = (value or "").strip()
     if len(code) > COMPLETION_CODE_MAX:
-        raise ServiceError(f"completion_code: at most {COMPLETION_CODE_MAX} characters (got {len(code):,})")
+        raise ServiceError(f"{name}: at most {COMPLETION_CODE_MAX} characters (got {len(code):,})")
     if not code.isprintable():
         bad = next(char for char in code if not char.isprintable())
-        raise ServiceError(f"completion_code: contains a character that cannot be shown ({_describe(bad)})")
+        raise ServiceError(f"{name}: contains a character that cannot be shown ({_describe(bad)})")
     return code
 
 
-def _completion_url(value: str) -> str:
+def _completion_url(value: str, name: str = "completion_url") -> str:
     url = (value or "").strip()
     if not url:
         return ""
     if len(url) > COMPLETION_URL_MAX:
-        raise ServiceError(f"completion_url: at most {COMPLETION_URL_MAX} characters (got {len(url):,})")
+        raise ServiceError(f"{name}: at most {COMPLETION_URL_MAX} characters (got {len(url):,})")
     try:
         URLValidator(schemes=["http", "https"])(url.replace(CODE_PLACEHOLDER, "CODE"))
     except ValidationError:
         raise ServiceError(
-            "completion_url: must be a full http:// or https:// address, e.g. "
+            f"{name}: must be a full http:// or https:// address, e.g. "
             "https://app.prolific.com/submissions/complete?cc=C1234ABC"
         ) from None
     return url
@@ -199,6 +199,9 @@ def join_link_open(
     params: Mapping[str, Any] | None = None,
     max_skips: int = 0,
     idle_minutes: int = IDLE_MINUTES_DEFAULT,
+    failed_code: str = "",
+    failed_url: str = "",
+    max_failed_checks: int = 0,
 ) -> JoinLink:
     """A new participation link for the project; refused while another one is open, or when the
     project cannot give participants work yet (the message says what is missing)."""
@@ -213,6 +216,9 @@ def join_link_open(
     skips = _whole(max_skips, name="max_skips", low=0, high=MAX_SKIPS, hint=" (0: every item submitted)")
     idle = _whole(idle_minutes, name="idle_minutes", low=0, high=IDLE_MINUTES_MAX, hint=" (0: never released)")
     names = join_params(params)
+    failed = _completion_code(failed_code, "failed_code")
+    failed_address = _completion_url(failed_url, "failed_url")
+    checks = _whole(max_failed_checks, name="max_failed_checks", low=0, high=MAX_SKIPS, hint=" (0: every check passed)")
     participant_design(project=project)
     if project.join_links.filter(revoked_at__isnull=True).exists():
         raise ServiceError("project: already has an open participation link; revoke it first to open a new one")
@@ -225,6 +231,9 @@ def join_link_open(
         completion_code=code,
         completion_url=url,
         params=names,
+        failed_code=failed,
+        failed_url=failed_address,
+        max_failed_checks=checks,
     )
 
 
@@ -251,3 +260,11 @@ def completion_redirect(join_link: JoinLink | None) -> str:
     if join_link is None or not join_link.completion_url:
         return ""
     return join_link.completion_url.replace(CODE_PLACEHOLDER, quote(join_link.completion_code, safe=""))
+
+
+def failed_redirect(join_link: JoinLink | None) -> str:
+    """Where a participant who failed the attention checks is sent: the link's failed URL, its
+    {code} replaced by the failed code; "" when the link has none."""
+    if join_link is None or not join_link.failed_url:
+        return ""
+    return join_link.failed_url.replace(CODE_PLACEHOLDER, quote(join_link.failed_code, safe=""))

@@ -12,7 +12,9 @@ the work each one gets (annotations/services/participant_design.py), and when th
   set. The code is earned when at most the link's `max_skips` non-practice items were skipped
   (default 0: every non-practice item submitted): the completion page shows the link's code or
   sends them to its completion URL. Otherwise (outcome no_code) the page says why there is no code
-  and asks them to return the study on the platform, and the slot is released.
+  and asks them to return the study on the platform, and the slot is released. One who failed more
+  attention checks than the link's `max_failed_checks` (annotations/services/participants_checks.py)
+  gets the link's failed code or URL instead (outcome failed_check; the slot is released).
 - A slot held without activity (joining, opening an item, a batch of events, a submit or skip)
   for the link's `idle_minutes` (default 30; 0: never) is released when a newcomer joins: its open
   work is closed as skipped (reason said), the participant's outcome is idle, and the newcomer
@@ -38,6 +40,7 @@ from annotations.roles import ANNOTATOR, set_role
 from annotations.services.errors import ServiceError
 from annotations.services.join_links import IDLE_MINUTES_DEFAULT, PlatformIds, platform_id_error, platform_key
 from annotations.services.participant_design import SlotDesign, participant_design
+from annotations.services.participants_checks import failed_checks
 
 JOIN_WINDOW = timedelta(hours=1)
 STALE_AFTER = timedelta(days=1)
@@ -203,6 +206,10 @@ def participant_status(participant: Participant, *, now: datetime) -> str:
         return "finished without the code (too many skipped); slot released"
     if participant.outcome == Participant.IDLE:
         return f"released as idle at {participant.released_at:%Y-%m-%d %H:%M} UTC"
+    if participant.outcome == Participant.FAILED:
+        return "failed the attention checks: given the failed code; slot released"
+    if participant.outcome == Participant.DECLINED:
+        return "declined consent: no work recorded; slot released"
     if getattr(participant, "assigned", 1) == getattr(participant, "submitted", 0) + getattr(participant, "skipped", 0):
         return "all work done; the completion page decides the code when they open it"
     minutes = participant.join_link.idle_minutes if participant.join_link is not None else IDLE_MINUTES_DEFAULT
@@ -275,10 +282,12 @@ def participant_complete(*, participant: Participant) -> bool:
         return False
     now = timezone.now()
     participant.completed_at = now
-    if completion_shortfall(participant) is None:
-        participant.outcome = Participant.CODE
-    else:
+    if completion_shortfall(participant) is not None:
         participant.outcome, participant.released_at = Participant.NO_CODE, now
+    elif failed_checks(participant):
+        participant.outcome, participant.released_at = Participant.FAILED, now
+    else:
+        participant.outcome = Participant.CODE
     participant.save(update_fields=["completed_at", "outcome", "released_at"])
     return True
 

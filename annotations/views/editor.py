@@ -27,6 +27,8 @@ from annotations.selectors import document_context, start_shown
 from annotations.selectors_editor import editor_place
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
+from annotations.services.questionnaires import post_questionnaires_due
+from annotations.views.questionnaires import study_gate
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 from editlab.refusals import attempt
@@ -130,7 +132,12 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         if next_assignment is None:
             return redirect("participant-done")
         return redirect("editor", assignment_id=next_assignment.pk)
-    context = {"batches": batches, "expanded": expanded, "next_assignment": next_assignment}
+    context = {
+        "batches": batches,
+        "expanded": expanded,
+        "next_assignment": next_assignment,
+        "questionnaires_due": post_questionnaires_due(user=request.user),  # docs/quality.md
+    }
     return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 
 
@@ -149,6 +156,9 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
         raise
     if not assignment.is_open:
         return redirect("editor_diff", assignment_id=assignment.pk)
+    gate = study_gate(user=request.user, project=assignment.item.project)
+    if gate:  # consent or the pre questionnaire first (annotations/views/questionnaires.py)
+        return redirect(gate)
     opened = attempt(post_edit_open, assignment=assignment, user=request.user)
     if isinstance(opened.refusal, PostEditClosed):  # submitted or skipped meanwhile (another tab)
         return redirect("editor_diff", assignment_id=assignment.pk)

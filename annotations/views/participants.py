@@ -19,15 +19,18 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotations.crowd_forms import AttentionCheckForm, QuestionnaireForm
 from annotations.editing.navigation import next_url_for
 from annotations.manage_forms import JoinLinkForm
-from annotations.models import JoinLink, Participant, Project
+from annotations.models import AttentionCheck, Item, JoinLink, Participant, Project, Questionnaire
 from annotations.roles import is_admin
+from annotations.selectors_crowd import export_rows, quality_summaries
 from annotations.selectors_participants import participant_of, project_join_links, project_participants
 from annotations.services.erasure import participant_log_erase
 from annotations.services.join_links import (
     IDLE_MINUTES_DEFAULT,
     completion_redirect,
+    failed_redirect,
     join_link_by_token,
     join_link_open,
     join_link_revoke,
@@ -37,6 +40,7 @@ from annotations.services.join_links import (
 )
 from annotations.services.participant_design import participant_design
 from annotations.services.participants import (
+    RETURN_NOTE,
     JoinRefused,
     completion_shortfall,
     join_refusal,
@@ -46,9 +50,12 @@ from annotations.services.participants import (
     released_message,
     with_last_activity,
 )
+from annotations.services.participants_checks import attention_check_set
+from annotations.services.questionnaires import phase_due, questionnaire_initial, questionnaire_set
 from annotations.views.manage import admins, readers
 from editlab.client_address import client_address
 from editlab.refusals import attempt
+from metrics.views.downloads import csv_response
 
 JOIN_TEMPLATE = "annotations/join.html"
 PROBLEM_TEMPLATE = "annotations/join_problem.html"
@@ -160,6 +167,14 @@ def participant_done(request: HttpRequest) -> HttpResponse:
     if not participant_complete(participant=participant):
         return redirect(next_url_for(request.user))
     participant.refresh_from_db()
+    if participant.outcome == Participant.DECLINED:
+        return redirect("study-form", project_id=participant.project_id, phase="declined")
+    if participant.outcome in (Participant.CODE, Participant.FAILED):
+        due = phase_due(project=participant.project, user=request.user, stage="end")
+        if due:  # the post questionnaire before the code
+            return redirect("study-form", project_id=participant.project_id, phase=due)
+    if participant.outcome == Participant.FAILED:
+        return _failed_page(request, participant)
     if participant.outcome != Participant.CODE:
         if participant.outcome == Participant.IDLE:
             title, message = RELEASED, released_message(participant)
@@ -173,11 +188,37 @@ def participant_done(request: HttpRequest) -> HttpResponse:
     return render(request, "annotations/participant_done.html", {"participant": participant, "code": code})
 
 
+FAILED_MESSAGE = (
+    "Some of the study's items were attention checks, and your answers to them did not pass, so this study's "
+    "completion code is not for you."
+)
+
+
+def _failed_page(request: HttpRequest, participant: Participant) -> HttpResponse:
+    """A participant who failed the attention checks: the platform's failed code (or its URL), never the
+    completion code; without either, why, and the way back to the platform."""
+    url = failed_redirect(participant.join_link)
+    if url:
+        return HttpResponseRedirect(url)
+    code = participant.join_link.failed_code if participant.join_link is not None else ""
+    if code:
+        context = {"participant": participant, "code": code, "failed": True, "message": FAILED_MESSAGE}
+        return render(request, "annotations/participant_done.html", context)
+    context = {"title": "Attention checks not passed", "message": f"{FAILED_MESSAGE} {RETURN_NOTE}"}
+    return render(request, "annotations/participant_no_code.html", context)
+
+
 # --------------------------------------------------------------------------- the project's Participants page
 
 
 def _render_participation(
-    request: HttpRequest, project: Project, *, form: JoinLinkForm | None = None, status: int = 200
+    request: HttpRequest,
+    project: Project,
+    *,
+    form: JoinLinkForm | None = None,
+    questionnaire_form: QuestionnaireForm | None = None,
+    check_form: AttentionCheckForm | None = None,
+    status: int = 200,
 ) -> HttpResponse:
     links = list(project_join_links(project=project))
     for link in links:
@@ -186,8 +227,11 @@ def _render_participation(
     design, design_error = designed.value, str(designed.refusal or "")
     now = timezone.now()
     participants = with_last_activity(project_participants(project=project))
+    summaries = quality_summaries(project=project, participants=participants)
     for participant in participants:
         participant.status = participant_status(participant, now=now)
+        participant.quality = summaries[participant.pk]
+    questionnaire = Questionnaire.objects.filter(project=project).first()
     context = {
         "project": project,
         "open_link": next((link for link in links if link.is_open), None),
@@ -197,6 +241,12 @@ def _render_participation(
         "design_error": design_error,
         "form": form or JoinLinkForm(),
         "can_change": is_admin(request.user),
+        "questionnaire": questionnaire,
+        "questionnaire_form": questionnaire_form or QuestionnaireForm(initial=questionnaire_initial(questionnaire)),
+        "check_form": check_form or AttentionCheckForm(),
+        "checks": AttentionCheck.objects.filter(item__project=project)
+        .select_related("item")
+        .order_by("item__position"),
     }
     return render(request, "annotations/manage_participation.html", context, status=status)
 
@@ -225,6 +275,9 @@ def participation_open(request: HttpRequest, project_id: int) -> HttpResponse:
         max_participants=data["max_participants"],
         max_skips=data["max_skips"] if data["max_skips"] is not None else 0,
         idle_minutes=data["idle_minutes"] if data["idle_minutes"] is not None else IDLE_MINUTES_DEFAULT,
+        failed_code=data["failed_code"],
+        failed_url=data["failed_url"],
+        max_failed_checks=data["max_failed_checks"] or 0,
         params={
             "participant": data["participant_param"],
             "study": data["study_param"],
@@ -264,3 +317,69 @@ def participant_erase(request: HttpRequest, project_id: int, participant_id: int
         f"{erased.events} events, {erased.visits} page loads; {erased.assignments_closed} assignments closed.",
     )
     return redirect("manage-participation", project_id=project.pk)
+
+
+# --------------------------------------------------------------------------- crowd quality control
+
+
+@login_required
+@require_POST
+@admins
+def participation_questionnaire(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The project's consent text and questionnaires (annotations/services/questionnaires.py)."""
+    project = get_object_or_404(Project, pk=project_id)
+    form = QuestionnaireForm(request.POST)
+    if not form.is_valid():
+        return _render_participation(request, project, questionnaire_form=form, status=400)
+    data = form.cleaned_data
+    form.submit(
+        questionnaire_set,
+        project=project,
+        consent=data["consent"],
+        pre=data["pre"],
+        post=data["post"],
+        for_lab=data["for_lab"],
+    )
+    if form.refusal is not None:
+        return _render_participation(request, project, questionnaire_form=form, status=400)
+    messages.success(request, "Saved the consent text and questionnaires.")
+    return redirect("manage-participation", project_id=project.pk)
+
+
+@login_required
+@require_POST
+@admins
+def participation_attention(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Marks an item of the project as an attention check, or unmarks it."""
+    project = get_object_or_404(Project, pk=project_id)
+    form = AttentionCheckForm(request.POST)
+    if not form.is_valid():
+        return _render_participation(request, project, check_form=form, status=400)
+    data = form.cleaned_data
+    item = Item.objects.filter(project=project, external_id=data["external_id"]).first()
+    if item is None:
+        form.add_error("external_id", "no item of this project has this id")
+        return _render_participation(request, project, check_form=form, status=400)
+    form.submit(
+        attention_check_set,
+        item=item,
+        kind=data["kind"],
+        planted=data["planted"],
+        gold=data["gold"],
+        max_distance=data["max_distance"] or 0,
+    )
+    if form.refusal is not None:
+        return _render_participation(request, project, check_form=form, status=400)
+    done = "no longer an attention check" if data["kind"] == "none" else "an attention check"
+    messages.success(request, f"Item {item.external_id} is {done}.")
+    return redirect("manage-participation", project_id=project.pk)
+
+
+@login_required
+@require_GET
+@readers
+def participation_export(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The participants as CSV: ids, outcome, counts, quality summary and questionnaire answers."""
+    project = get_object_or_404(Project, pk=project_id)
+    columns, rows = export_rows(project=project, participants=project_participants(project=project))
+    return csv_response(rows, f"participants-{project.pk}", columns=columns)

@@ -271,6 +271,7 @@ ROUTES: dict[str, Routes] = {
     "editor_diff": _editor_pages,
     "join": plain(query="?PROLIFIC_PID=PID-HT", token=lambda w, v: w.token),
     "participant-done": plain(methods=("get",)),
+    "study-form": plain(project_id=lambda w, v: w.project.pk, phase="consent"),
     # ---- the management and research side: refused to annotators
     "api-project-create": refused(),
     "api-project-update": refused(**PROJECT_ID),
@@ -318,6 +319,9 @@ ROUTES: dict[str, Routes] = {
     "manage-participation": refused(**PROJECT_ID),
     "manage-participation-open": refused(**PROJECT_ID),
     "manage-participation-revoke": refused(project_id=lambda w, v: w.project.pk, link_id=lambda w, v: w.link_pk),
+    "manage-participation-questionnaire": refused(**PROJECT_ID),
+    "manage-participation-attention": refused(**PROJECT_ID),
+    "manage-participation-export": refused(**PROJECT_ID),
     "manage-participant-erase": refused(  # the viewer's own participant row when it has one
         project_id=lambda w, v: w.project.pk,
         participant_id=lambda w, v: getattr(getattr(v.user, "participant", None), "pk", 1),

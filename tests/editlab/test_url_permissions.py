@@ -29,6 +29,7 @@ from rest_framework.authtoken.models import Token
 from annotations.editing.lifecycle import post_edit_open
 from annotations.models import (
     Assignment,
+    AttentionCheck,
     Batch,
     EditEvent,
     Item,
@@ -37,6 +38,8 @@ from annotations.models import (
     Participant,
     PostEdit,
     Project,
+    Questionnaire,
+    QuestionnaireAnswer,
     Visit,
 )
 from annotations.services.join_links import join_link_open
@@ -453,6 +456,27 @@ ROUTES: dict[str, Route] = {
         get=PAGE_NO_GET,
         post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
     ),
+    # Crowd quality control: the study's consent/questionnaire pages (nobody is asked anything in this
+    # world: 404), the Participants page's settings (admins) and its export (readers).
+    "study-form": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "phase": "consent"},
+        get=by_role(LOGIN, 404, 404, 404, 404),
+        post=by_role(LOGIN, 404, 404, 404, 404),
+        data=lambda w: {"consent": "agree"},
+    ),
+    "manage-participation-questionnaire": Route(
+        kwargs=PROJECT_ID,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"consent": "Do you agree?", "pre": "", "post": ""},
+    ),
+    "manage-participation-attention": Route(
+        kwargs=PROJECT_ID,
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/manage/projects/")),
+        data=lambda w: {"external_id": w.assignment.item.external_id, "kind": "none"},
+    ),
+    "manage-participation-export": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
     # Erasing a participant's log and texts: admins only, a confirm page (GET) and the erasure (POST).
     "manage-participant-erase": Route(
         kwargs=lambda w: {"project_id": w.other_project.pk, "participant_id": w.participant.pk},
@@ -686,6 +710,9 @@ SNAPSHOT_MODELS = (
     JoinLink,
     Participant,
     JoinCounter,
+    Questionnaire,
+    QuestionnaireAnswer,
+    AttentionCheck,
 )
 
 
