@@ -88,9 +88,12 @@ def test_two_items_opened_at_once_leave_one_page_load_running(monkeypatch):
 
 
 def _claim_and_submit(assignment, claim_ms: float) -> Callable[[Client], HttpResponse]:
+    # Read here, before the threads: SQLite's shared in-memory database would refuse this read too while
+    # the other thread holds a table lock, and only the requests are made again.
+    visit = Visit.objects.select_related("post_edit").get(post_edit__assignment=assignment)
+    post_edit = visit.post_edit
+
     def request(client: Client) -> HttpResponse:
-        visit = Visit.objects.get(post_edit__assignment=assignment)
-        post_edit = visit.post_edit
         events = [
             {"seq": 0, "t": 0, "k": "load", "data": ORIGINAL, "len": len(ORIGINAL)},
             {"seq": 1, "t": claim_ms / 2, "k": "mousedown"},
