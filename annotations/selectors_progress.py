@@ -1,11 +1,12 @@
 """Reads about progress: an annotator's batches (their home page) and a project's progress page (per
 annotator, per batch, per condition)."""
 
-import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.contrib.auth import get_user_model
+from django.db.models import Count, F, Max, Q, QuerySet, Sum, Window
+from django.db.models.functions import RowNumber
 
 from annotations.design import DesignError, parse_conditions
 from annotations.models import Assignment, Project
@@ -94,7 +95,6 @@ class ProgressRow:
     skipped: int = 0
     median_active_ms: float | None = None
     last_activity: datetime | None = None
-    active_values: list[int] = field(default_factory=list, repr=False)
     flagged: int = 0  # submitted post-edits with any flag (README: "Replay and flags")
     flag_counts: dict[str, int] = field(default_factory=dict)
     uncorroborated_keys: int = 0
@@ -134,19 +134,18 @@ def project_progress(*, project: Project) -> ProjectProgress:
     """Submitted / in progress / pending per annotator, per batch and (when the project declares
     conditions or its assignments carry some) per condition, the median active time of submitted
     items, the last activity (latest start, save or submit), and how many submitted post-edits
-    carry flags (per flag) and keys no text change corroborates."""
-    rows = Assignment.objects.filter(item__project=project).values_list(
-        "annotator_id",
-        "annotator__username",
-        "item__batch_id",
-        "condition",
-        "status",
-        "post_edit__active_ms",
-        "started",
-        "finished",
-        "post_edit__updated",
-        "post_edit__flags",
-        "post_edit__uncorroborated_keys",
+    carry flags (per flag, the most frequent first) and keys no text change corroborates.
+
+    Aggregated by the database: one grouped scan of the assignments (counts, latest moments, flags,
+    keys), one ordered scan per kind of row for the medians, and a few counts, whatever the number
+    of assignments."""
+    assignments = Assignment.objects.filter(item__project=project).order_by()
+    groups = assignments.values("annotator_id", "item__batch_id", "condition", "status", "post_edit__flags").annotate(
+        n=Count("id"),
+        started_max=Max("started"),
+        finished_max=Max("finished"),
+        updated_max=Max("post_edit__updated"),
+        uncorroborated=Sum("post_edit__uncorroborated_keys"),
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}
@@ -154,40 +153,41 @@ def project_progress(*, project: Project) -> ProjectProgress:
     by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
     total = ProgressRow(label="all")
     batch_names = dict(project.batches.values_list("id", "name"))
-    for (
-        user_id,
-        username,
-        batch_id,
-        condition,
-        status,
-        active_ms,
-        started,
-        finished,
-        updated,
-        flags,
-        uncorroborated,
-    ) in rows.iterator(chunk_size=2000):
+    for group in groups:
+        user_id, batch_id, condition, status = (
+            group["annotator_id"],
+            group["item__batch_id"],
+            group["condition"],
+            group["status"],
+        )
         targets = (
-            by_annotator.setdefault(user_id, ProgressRow(label=username, key=user_id)),
+            by_annotator.setdefault(user_id, ProgressRow(label="", key=user_id)),
             by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
             by_condition.setdefault(condition, ProgressRow(label=condition or NO_CONDITION, key=condition)),
             total,
         )
-        moments = [moment for moment in (started, finished, updated) if moment is not None]
+        moments = [group[name] for name in ("started_max", "finished_max", "updated_max") if group[name] is not None]
         latest = max(moments) if moments else None
+        flags = group["post_edit__flags"] if status == Assignment.SUBMITTED else None
         for row in targets:
-            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + 1)
+            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + group["n"])
             if latest is not None and (row.last_activity is None or latest > row.last_activity):
                 row.last_activity = latest
-            if status == Assignment.SUBMITTED and active_ms is not None:
-                row.active_values.append(active_ms)
-            if status == Assignment.SUBMITTED and flags:
-                row.flagged += 1
+            if flags:
+                row.flagged += group["n"]
                 for flag in flags:
-                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + 1
-            row.uncorroborated_keys += uncorroborated or 0
+                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + group["n"]
+            row.uncorroborated_keys += group["uncorroborated"] or 0
+    names = dict(get_user_model().objects.filter(pk__in=list(by_annotator)).values_list("id", "username"))
+    for user_id, row in by_annotator.items():
+        row.label = names[user_id]
+    submitted = assignments.filter(status=Assignment.SUBMITTED, post_edit__active_ms__isnull=False)
+    for rows, key in ((by_annotator, "annotator_id"), (by_batch, "item__batch_id"), (by_condition, "condition")):
+        for value, median in _medians(submitted, key).items():
+            rows[value].median_active_ms = median
+    total.median_active_ms = _medians(submitted, None).get(None)
     for row in (*by_annotator.values(), *by_batch.values(), *by_condition.values(), total):
-        row.median_active_ms = statistics.median(row.active_values) if row.active_values else None
+        row.flag_counts = dict(sorted(row.flag_counts.items(), key=lambda pair: (-pair[1], pair[0])))
     items = project.items.count()
     return ProjectProgress(
         project=project,
@@ -199,6 +199,23 @@ def project_progress(*, project: Project) -> ProjectProgress:
         unassigned_items=project.items.filter(assignments__isnull=True).count(),
         by_condition=_condition_rows(by_condition, declared),
     )
+
+
+def _medians(submitted: QuerySet[Assignment], key: str | None) -> dict:
+    """The median active time of the submitted post-edits per value of `key` (all of them: key None),
+    as statistics.median gives it: the middle value, or the mean of the two middle ones. The database
+    numbers the values of each group in order and returns only the one or two in the middle."""
+    partition = [F(key)] if key else []
+    ranked = submitted.annotate(
+        rank=Window(RowNumber(), partition_by=partition, order_by=[F("post_edit__active_ms").asc(), F("id").asc()]),
+        size=Window(Count("id"), partition_by=partition),
+    )
+    # The middle ranks r of a group of n: 2r = n + 1 (n odd), 2r = n and 2r = n + 2 (n even).
+    middle = ranked.alias(twice=F("rank") * 2).filter(twice__gte=F("size"), twice__lte=F("size") + 2)
+    halves: dict = {}
+    for value, active_ms in middle.values_list(key or "id", "post_edit__active_ms"):
+        halves.setdefault(value if key else None, []).append(active_ms)
+    return {value: pair[0] if len(pair) == 1 else (pair[0] + pair[1]) / 2 for value, pair in halves.items()}
 
 
 def _condition_rows(rows: dict[str, ProgressRow], declared: list[str]) -> list[ProgressRow]:
