@@ -1,12 +1,13 @@
 """Reads about progress: an annotator's batches (their home page) and a project's progress page (per
 annotator, per batch, per condition)."""
 
+import statistics
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, F, Max, Q, QuerySet, Sum, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from annotations.design import DesignError, parse_conditions
 from annotations.models import Assignment, Project
@@ -128,6 +129,7 @@ class ProjectProgress:
 
 
 NO_CONDITION = "(no condition)"
+_MEDIAN_CHUNK = 20_000
 
 
 def project_progress(*, project: Project) -> ProjectProgress:
@@ -136,9 +138,9 @@ def project_progress(*, project: Project) -> ProjectProgress:
     items, the last activity (latest start, save or submit), and how many submitted post-edits
     carry flags (per flag, the most frequent first) and keys no text change corroborates.
 
-    Aggregated by the database: one grouped scan of the assignments (counts, latest moments, flags,
-    keys), one ordered scan per kind of row for the medians, and a few counts, whatever the number
-    of assignments."""
+    Aggregated by the database, in the same few queries whatever the number of assignments: one
+    grouped scan of the assignments (counts, latest moments, flags, keys), one reading the submitted
+    post-edits' active times for the medians (when any has one) and two counts of items."""
     assignments = Assignment.objects.filter(item__project=project).order_by()
     groups = assignments.values("annotator_id", "item__batch_id", "condition", "status", "post_edit__flags").annotate(
         n=Count("id"),
@@ -146,6 +148,7 @@ def project_progress(*, project: Project) -> ProjectProgress:
         finished_max=Max("finished"),
         updated_max=Max("post_edit__updated"),
         uncorroborated=Sum("post_edit__uncorroborated_keys"),
+        timed=Count("post_edit__active_ms", filter=Q(status=Assignment.SUBMITTED)),
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}
@@ -153,7 +156,9 @@ def project_progress(*, project: Project) -> ProjectProgress:
     by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
     total = ProgressRow(label="all")
     batch_names = dict(project.batches.values_list("id", "name"))
+    timed = 0  # submitted post-edits with an active time
     for group in groups:
+        timed += group["timed"]
         user_id, batch_id, condition, status = (
             group["annotator_id"],
             group["item__batch_id"],
@@ -181,41 +186,47 @@ def project_progress(*, project: Project) -> ProjectProgress:
     names = dict(get_user_model().objects.filter(pk__in=list(by_annotator)).values_list("id", "username"))
     for user_id, row in by_annotator.items():
         row.label = names[user_id]
-    submitted = assignments.filter(status=Assignment.SUBMITTED, post_edit__active_ms__isnull=False)
-    for rows, key in ((by_annotator, "annotator_id"), (by_batch, "item__batch_id"), (by_condition, "condition")):
-        for value, median in _medians(submitted, key).items():
-            rows[value].median_active_ms = median
-    total.median_active_ms = _medians(submitted, None).get(None)
+    if timed:
+        medians = _medians(assignments.filter(status=Assignment.SUBMITTED, post_edit__active_ms__isnull=False))
+        for rows, key in ((by_annotator, "annotator_id"), (by_batch, "item__batch_id"), (by_condition, "condition")):
+            for value, median in medians[key].items():
+                rows[value].median_active_ms = median
+        total.median_active_ms = medians[None].get(None)
     for row in (*by_annotator.values(), *by_batch.values(), *by_condition.values(), total):
         row.flag_counts = dict(sorted(row.flag_counts.items(), key=lambda pair: (-pair[1], pair[0])))
-    items = project.items.count()
+    items = project.items.aggregate(n=Count("id"), unbatched=Count("id", filter=Q(batch__isnull=True)))
     return ProjectProgress(
         project=project,
         by_annotator=sorted(by_annotator.values(), key=lambda r: r.label),
         by_batch=sorted(by_batch.values(), key=lambda r: (r.key is None, r.label)),
         total=total,
-        items=items,
-        unbatched_items=project.items.unbatched().count(),
+        items=items["n"],
+        unbatched_items=items["unbatched"],
         unassigned_items=project.items.filter(assignments__isnull=True).count(),
         by_condition=_condition_rows(by_condition, declared),
     )
 
 
-def _medians(submitted: QuerySet[Assignment], key: str | None) -> dict:
-    """The median active time of the submitted post-edits per value of `key` (all of them: key None),
-    as statistics.median gives it: the middle value, or the mean of the two middle ones. The database
-    numbers the values of each group in order and returns only the one or two in the middle."""
-    partition = [F(key)] if key else []
-    ranked = submitted.annotate(
-        rank=Window(RowNumber(), partition_by=partition, order_by=[F("post_edit__active_ms").asc(), F("id").asc()]),
-        size=Window(Count("id"), partition_by=partition),
-    )
-    # The middle ranks r of a group of n: 2r = n + 1 (n odd), 2r = n and 2r = n + 2 (n even).
-    middle = ranked.alias(twice=F("rank") * 2).filter(twice__gte=F("size"), twice__lte=F("size") + 2)
-    halves: dict = {}
-    for value, active_ms in middle.values_list(key or "id", "post_edit__active_ms"):
-        halves.setdefault(value if key else None, []).append(active_ms)
-    return {value: pair[0] if len(pair) == 1 else (pair[0] + pair[1]) / 2 for value, pair in halves.items()}
+def _medians(submitted: QuerySet[Assignment]) -> dict[str | None, dict]:
+    """The median active time of the submitted post-edits per annotator ("annotator_id"), batch
+    ("item__batch_id") and condition ("condition") and of them all (None: {None: median}), as
+    statistics.median gives it. One query reads the active times with their three keys (SQL has no
+    portable median: window functions cost SQLite a sort per kind of row, several times this scan);
+    the times are kept as compact arrays, one per (annotator, batch, condition), merged per kind of row."""
+    cells: dict[tuple, array] = {}  # (annotator, batch, condition) -> active times
+    rows = submitted.values_list("annotator_id", "item__batch_id", "condition", "post_edit__active_ms")
+    for annotator_id, batch_id, condition, active_ms in rows.iterator(chunk_size=_MEDIAN_CHUNK):
+        cell = cells.get((annotator_id, batch_id, condition))
+        if cell is None:
+            cell = cells[(annotator_id, batch_id, condition)] = array("q")
+        cell.append(active_ms)  # type: ignore[arg-type]  # the query leaves out null times
+    medians: dict[str | None, dict] = {}
+    for index, name in enumerate(("annotator_id", "item__batch_id", "condition", None)):
+        merged: dict = {}
+        for key, cell in cells.items():
+            merged.setdefault(key[index] if name else None, array("q")).extend(cell)
+        medians[name] = {key: statistics.median(times) for key, times in merged.items()}
+    return medians
 
 
 def _condition_rows(rows: dict[str, ProgressRow], declared: list[str]) -> list[ProgressRow]:
