@@ -12,7 +12,7 @@ changed since.
 
 from collections.abc import Sequence
 
-from django.db.models import BooleanField, Case, Count, Q, Value, When
+from django.db.models import BooleanField, Case, Count, Q, QuerySet, Value, When
 
 from annotations.models import Assignment, Project
 from metrics import text as text_metrics
@@ -52,7 +52,8 @@ def metric_coverage(
     *, project: Project, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
 ) -> tuple[int, dict[tuple[str, str], Coverage]]:
     """(post-edit count, coverage per (metric, variant)) of the project's submitted post-edits, simulated
-    ones included (those compute_metrics computes): two grouped counts."""
+    ones included (those compute_metrics computes): two grouped counts (the second does not read the
+    items when all post-edits are of one kind)."""
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
     references = "assignment__item__references"
@@ -63,23 +64,27 @@ def metric_coverage(
     )
     # (has references, has gold edits) -> post-edits
     per_kind = {(row["has_references"], row["has_gold"]): row["n"] for row in kinds}
-    stored = (
-        MetricValue.objects.filter(
-            post_edit__assignment__item__project=project,
-            post_edit__assignment__status=Assignment.SUBMITTED,
-            metric__in=metric_names,
-            variant__in=variant_names,
+    values = MetricValue.objects.filter(
+        post_edit__assignment__item__project=project,
+        post_edit__assignment__status=Assignment.SUBMITTED,
+        metric__in=metric_names,
+        variant__in=variant_names,
+    ).order_by()
+    stored: QuerySet
+    if len(per_kind) == 1:
+        # Every post-edit is of one kind (commonly: no references, no gold edits): so is every value.
+        (has_references, has_gold), _ = next(iter(per_kind.items()))
+        stored = values.values("metric", "variant", "metric_version").annotate(
+            n=Count("id"), has_references=Value(has_references), has_gold=Value(has_gold)
         )
-        .order_by()
-        .values(
+    else:
+        stored = values.values(
             "metric",
             "variant",
             "metric_version",
             has_references=_holds(f"post_edit__{references}", _EMPTY),
             has_gold=_holds(f"post_edit__{gold}", _NO_GOLD),
-        )
-        .annotate(n=Count("id"))
-    )
+        ).annotate(n=Count("id"))
     coverage = {(m, v): Coverage() for m in metric_names for v in variant_names}
     for (m, v), cell in coverage.items():
         for (has_references, has_gold), n in per_kind.items():
