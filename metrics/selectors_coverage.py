@@ -59,11 +59,24 @@ def metric_coverage(
     references = "assignment__item__references"
     gold = "assignment__item__gold_edits"
     post_edits = post_edit_queryset(project=project, include_simulated=True).order_by()
-    kinds = post_edits.values(has_references=_holds(references, _EMPTY), has_gold=_holds(gold, _NO_GOLD)).annotate(
-        n=Count("id")
+    with_references, with_gold = _none_of(references, _EMPTY), _none_of(gold, _NO_GOLD)
+    counts = post_edits.aggregate(
+        n=Count("id"),
+        references=Count("id", filter=with_references),
+        gold=Count("id", filter=with_gold),
+        both=Count("id", filter=with_references & with_gold),
     )
-    # (has references, has gold edits) -> post-edits
-    per_kind = {(row["has_references"], row["has_gold"]): row["n"] for row in kinds}
+    # (has references, has gold edits) -> post-edits, the kinds the project holds
+    per_kind = {
+        kind: n
+        for kind, n in {
+            (True, True): counts["both"],
+            (True, False): counts["references"] - counts["both"],
+            (False, True): counts["gold"] - counts["both"],
+            (False, False): counts["n"] - counts["references"] - counts["gold"] + counts["both"],
+        }.items()
+        if n
+    }
     values = MetricValue.objects.filter(
         post_edit__assignment__item__project=project,
         post_edit__assignment__status=Assignment.SUBMITTED,
