@@ -1,5 +1,5 @@
 """How many of a project's submitted post-edits have a stored value of each metric in each variant:
-the metrics page's table, counted by the database (a few grouped COUNTs, whatever the project's size).
+the metrics page's table, counted by the database (two queries, whatever the project's size).
 
 The counts follow compute_plan's rules (metrics.services): a value is not applicable in the
 `with_references` variant of an item without references nor, for a gold-based metric, in that variant
@@ -52,8 +52,9 @@ def metric_coverage(
     *, project: Project, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
 ) -> tuple[int, dict[tuple[str, str], Coverage]]:
     """(post-edit count, coverage per (metric, variant)) of the project's submitted post-edits, simulated
-    ones included (those compute_metrics computes): two grouped counts (the second does not read the
-    items when all post-edits are of one kind)."""
+    ones included (those compute_metrics computes): the post-edits counted by kind in one aggregate, then
+    the stored values grouped by metric, variant and version (and by kind, read from the items, unless all
+    post-edits are of one kind)."""
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
     references = "assignment__item__references"
