@@ -2,10 +2,12 @@
 annotator, per batch, per condition)."""
 
 import statistics
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from annotations.design import DesignError, parse_conditions
 from annotations.models import Assignment, Project
@@ -94,7 +96,6 @@ class ProgressRow:
     skipped: int = 0
     median_active_ms: float | None = None
     last_activity: datetime | None = None
-    active_values: list[int] = field(default_factory=list, repr=False)
     flagged: int = 0  # submitted post-edits with any flag (README: "Replay and flags")
     flag_counts: dict[str, int] = field(default_factory=dict)
     uncorroborated_keys: int = 0
@@ -128,25 +129,26 @@ class ProjectProgress:
 
 
 NO_CONDITION = "(no condition)"
+_MEDIAN_CHUNK = 20_000
 
 
 def project_progress(*, project: Project) -> ProjectProgress:
     """Submitted / in progress / pending per annotator, per batch and (when the project declares
     conditions or its assignments carry some) per condition, the median active time of submitted
     items, the last activity (latest start, save or submit), and how many submitted post-edits
-    carry flags (per flag) and keys no text change corroborates."""
-    rows = Assignment.objects.filter(item__project=project).values_list(
-        "annotator_id",
-        "annotator__username",
-        "item__batch_id",
-        "condition",
-        "status",
-        "post_edit__active_ms",
-        "started",
-        "finished",
-        "post_edit__updated",
-        "post_edit__flags",
-        "post_edit__uncorroborated_keys",
+    carry flags (per flag, the most frequent first) and keys no text change corroborates.
+
+    Aggregated by the database, in the same few queries whatever the number of assignments: one
+    grouped scan of the assignments (counts, latest moments, flags, keys), one reading the submitted
+    post-edits' active times for the medians (when any has one) and two counts of items."""
+    assignments = Assignment.objects.filter(item__project=project).order_by()
+    groups = assignments.values("annotator_id", "item__batch_id", "condition", "status", "post_edit__flags").annotate(
+        n=Count("id"),
+        started_max=Max("started"),
+        finished_max=Max("finished"),
+        updated_max=Max("post_edit__updated"),
+        uncorroborated=Sum("post_edit__uncorroborated_keys"),
+        timed=Count("post_edit__active_ms", filter=Q(status=Assignment.SUBMITTED)),
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}
@@ -154,51 +156,77 @@ def project_progress(*, project: Project) -> ProjectProgress:
     by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
     total = ProgressRow(label="all")
     batch_names = dict(project.batches.values_list("id", "name"))
-    for (
-        user_id,
-        username,
-        batch_id,
-        condition,
-        status,
-        active_ms,
-        started,
-        finished,
-        updated,
-        flags,
-        uncorroborated,
-    ) in rows.iterator(chunk_size=2000):
+    timed = 0  # submitted post-edits with an active time
+    for group in groups:
+        timed += group["timed"]
+        user_id, batch_id, condition, status = (
+            group["annotator_id"],
+            group["item__batch_id"],
+            group["condition"],
+            group["status"],
+        )
         targets = (
-            by_annotator.setdefault(user_id, ProgressRow(label=username, key=user_id)),
+            by_annotator.setdefault(user_id, ProgressRow(label="", key=user_id)),
             by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
             by_condition.setdefault(condition, ProgressRow(label=condition or NO_CONDITION, key=condition)),
             total,
         )
-        moments = [moment for moment in (started, finished, updated) if moment is not None]
+        moments = [group[name] for name in ("started_max", "finished_max", "updated_max") if group[name] is not None]
         latest = max(moments) if moments else None
+        flags = group["post_edit__flags"] if status == Assignment.SUBMITTED else None
         for row in targets:
-            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + 1)
+            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + group["n"])
             if latest is not None and (row.last_activity is None or latest > row.last_activity):
                 row.last_activity = latest
-            if status == Assignment.SUBMITTED and active_ms is not None:
-                row.active_values.append(active_ms)
-            if status == Assignment.SUBMITTED and flags:
-                row.flagged += 1
+            if flags:
+                row.flagged += group["n"]
                 for flag in flags:
-                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + 1
-            row.uncorroborated_keys += uncorroborated or 0
+                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + group["n"]
+            row.uncorroborated_keys += group["uncorroborated"] or 0
+    names = dict(get_user_model().objects.filter(pk__in=list(by_annotator)).values_list("id", "username"))
+    for user_id, row in by_annotator.items():
+        row.label = names[user_id]
+    if timed:
+        medians = _medians(assignments.filter(status=Assignment.SUBMITTED, post_edit__active_ms__isnull=False))
+        for rows, key in ((by_annotator, "annotator_id"), (by_batch, "item__batch_id"), (by_condition, "condition")):
+            for value, median in medians[key].items():
+                rows[value].median_active_ms = median
+        total.median_active_ms = medians[None].get(None)
     for row in (*by_annotator.values(), *by_batch.values(), *by_condition.values(), total):
-        row.median_active_ms = statistics.median(row.active_values) if row.active_values else None
-    items = project.items.count()
+        row.flag_counts = dict(sorted(row.flag_counts.items(), key=lambda pair: (-pair[1], pair[0])))
+    items = project.items.aggregate(n=Count("id"), unbatched=Count("id", filter=Q(batch__isnull=True)))
     return ProjectProgress(
         project=project,
         by_annotator=sorted(by_annotator.values(), key=lambda r: r.label),
         by_batch=sorted(by_batch.values(), key=lambda r: (r.key is None, r.label)),
         total=total,
-        items=items,
-        unbatched_items=project.items.unbatched().count(),
+        items=items["n"],
+        unbatched_items=items["unbatched"],
         unassigned_items=project.items.filter(assignments__isnull=True).count(),
         by_condition=_condition_rows(by_condition, declared),
     )
+
+
+def _medians(submitted: QuerySet[Assignment]) -> dict[str | None, dict]:
+    """The median active time of the submitted post-edits per annotator ("annotator_id"), batch
+    ("item__batch_id") and condition ("condition") and of them all (None: {None: median}), as
+    statistics.median gives it. One query reads the active times with their three keys (SQL has no
+    portable median: window functions cost SQLite a sort per kind of row, several times this scan);
+    the times are kept as compact arrays, one per (annotator, batch, condition), merged per kind of row."""
+    cells: dict[tuple, array] = {}  # (annotator, batch, condition) -> active times
+    rows = submitted.values_list("annotator_id", "item__batch_id", "condition", "post_edit__active_ms")
+    for annotator_id, batch_id, condition, active_ms in rows.iterator(chunk_size=_MEDIAN_CHUNK):
+        cell = cells.get((annotator_id, batch_id, condition))
+        if cell is None:
+            cell = cells[(annotator_id, batch_id, condition)] = array("q")
+        cell.append(active_ms)  # type: ignore[arg-type]  # the query leaves out null times
+    medians: dict[str | None, dict] = {}
+    for index, name in enumerate(("annotator_id", "item__batch_id", "condition", None)):
+        merged: dict = {}
+        for key, cell in cells.items():
+            merged.setdefault(key[index] if name else None, array("q")).extend(cell)
+        medians[name] = {key: statistics.median(times) for key, times in merged.items()}
+    return medians
 
 
 def _condition_rows(rows: dict[str, ProgressRow], declared: list[str]) -> list[ProgressRow]:

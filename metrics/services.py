@@ -389,17 +389,3 @@ class _Ticker:
         self.inside = 0
         if self.progress is not None:
             self.progress(self.done, self.total)
-
-
-def metric_coverage(
-    *, project: Project, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
-) -> tuple[int, dict[tuple[str, str], Coverage]]:
-    """(post-edit count, coverage per (metric, variant)) of the project's submitted post-edits; reads only."""
-    metric_names = resolve_metrics(metrics)
-    variant_names = resolve_variants(variants)
-    report = ComputeReport(metrics=metric_names, variants=variant_names)
-    plan = compute_plan(
-        post_edit_queryset(project=project, include_simulated=True), metric_names, variant_names, report
-    )
-    coverage = {(m, v): plan.coverage.get((m, v), Coverage()) for m in metric_names for v in variant_names}
-    return report.post_edits, coverage

@@ -21,8 +21,8 @@ from metrics import text as text_metrics
 from metrics.jobs import jobs_fan_out, metric_job_create, metric_job_retry
 from metrics.models import MetricJob
 from metrics.selectors import VARIANTS, projects_with_submitted
+from metrics.selectors_coverage import metric_coverage
 from metrics.selectors_jobs import job_activity
-from metrics.services import metric_coverage
 
 RECENT_JOBS = 10
 

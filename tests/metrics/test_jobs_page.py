@@ -79,7 +79,7 @@ def test_researchers_and_admins_see_every_page(request, who, project, failed_job
 def test_the_project_page_shows_coverage_per_metric_and_variant(researcher_client, project):
     post_edit = project.items.get(external_id="s0").assignments.get().post_edit
     MetricValue.objects.create(
-        post_edit=post_edit, metric="levenshtein", variant="plain", value=3.0, metric_version="1", input_hash="old"
+        post_edit=post_edit, metric="levenshtein", variant="plain", value=3.0, metric_version="0", input_hash="old"
     )
     response = researcher_client.get(reverse("metrics-project", kwargs={"project_id": project.pk}))
     rows = {row["metric"]: row["cells"] for row in response.context["rows"]}
