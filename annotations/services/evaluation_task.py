@@ -308,8 +308,8 @@ def evaluation_finish(
     wall and active time from the log, bounded by the server's time since the first display. Refuses,
     naming the field, before anything is stored; a log that lacks events up to `last_seq` is refused
     with the seq to send from."""
-    _page_id(page_id)
     locked = _locked(evaluation, rater)
+    _page_id(page_id)
     if isinstance(last_seq, bool) or not isinstance(last_seq, int) or not -1 <= last_seq <= MAX_SEQ:
         raise _refuse("last_seq", "must be the seq of the page's last event (-1: none)")
     item = locked.item

@@ -19,8 +19,8 @@ from annotations.services.evaluation_task import evaluation_open
 from editlab.http import AuthenticatedHttpRequest
 
 
-@require_GET
 @login_required
+@require_GET
 def evaluation_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The user's evaluations: open ones first, with links to the task."""
     evaluations = rater_evaluations(user=request.user)
@@ -29,8 +29,8 @@ def evaluation_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "annotations/evaluations.html", {"open": open_, "done": done})
 
 
-@require_GET
 @login_required
+@require_GET
 def evaluation_task(request: AuthenticatedHttpRequest, evaluation_id: int) -> HttpResponse:
     """The task page of one of the user's own evaluations (read-only once submitted)."""
     evaluation = get_object_or_404(
