@@ -98,6 +98,10 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
     editing = index;
     const shown = index === null ? null : spans.get(index);
     const category = form.elements.category;
+    if (!category.options.length) {
+      say("The project's error typology cannot be read: ask an admin to fix it.", true);
+      return;
+    }
     category.value = shown && shown.category !== NON_TRANSLATION ? shown.category : category.options[0].value;
     const severity = shown ? (shown.category === NON_TRANSLATION ? "non-translation" : shown.severity) : "minor";
     for (const radio of form.querySelectorAll("input[name=severity]")) radio.checked = radio.value === severity;
