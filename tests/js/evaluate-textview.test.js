@@ -63,3 +63,20 @@ test("a selection made by the mouse (the browser's) is read as offsets, backward
   selection.read();
   equal(selection.range(), { start: 6, end: 13 });
 });
+
+test("a drag that ends past the text selects to its end; a selection elsewhere keeps ours", () => {
+  const text = "Die Katze saß.";
+  const div = root(text);
+  draw(div, text, []);
+  const after = document.createElement("p");
+  after.textContent = "elsewhere";
+  document.body.append(after);
+  const selection = createSelection(div, text);
+  const [node, at] = pointAt(div, 4);
+  window.getSelection().setBaseAndExtent(node, at, after.firstChild, 3);
+  selection.read();
+  equal(selection.range(), { start: 4, end: 14 });
+  window.getSelection().setBaseAndExtent(after.firstChild, 0, after.firstChild, 2);
+  selection.read();
+  equal(selection.range(), { start: 4, end: 14 });
+});

@@ -4,6 +4,7 @@
 // and beaconed when the page goes away.
 
 const RETRY_MAX_MS = 30000;
+const BATCH_DELAY_MS = 1000; // events logged within it leave in one batch
 
 // fetch, now (ms clock), setTimer/clearTimer and beacon are injectable (tests/js/evaluate-log.test.js).
 export function createLog({
@@ -29,7 +30,7 @@ export function createLog({
   function log(kind, data = {}) {
     const event = { ...data, seq: nextSeq++, t: Math.round(now() * 1000) / 1000, k: kind };
     queue.push(event);
-    schedule(0);
+    schedule(BATCH_DELAY_MS);
     return event;
   }
 

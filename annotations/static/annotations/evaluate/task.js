@@ -174,7 +174,8 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
       openChooser(null);
     }
   });
-  textRoot.addEventListener("mouseup", () => {
+  doc.addEventListener("mouseup", () => {
+    if (dialog.open) return;
     selection.read();
     const range = selection.range();
     if (range.start < range.end) log.log("select", range);

@@ -4,9 +4,16 @@
 
 import { moveOffset, pieces, toCodePoints, toUnits } from "./spans.js";
 
-// The UTF-16 offset in `root`'s text of the point (node, offset).
+// The UTF-16 offset in `root`'s text of the point (node, offset); a point before the text is its
+// start, one after it its end (a drag that ends outside the text), none for a point elsewhere.
 export function offsetOf(root, node, offset) {
-  if (!root.contains(node)) return null;
+  if (!node) return null;
+  if (!root.contains(node)) {
+    const where = root.compareDocumentPosition(node);
+    if (where & Node.DOCUMENT_POSITION_PRECEDING) return 0;
+    if (where & Node.DOCUMENT_POSITION_FOLLOWING) return root.textContent.length;
+    return null;
+  }
   const range = root.ownerDocument.createRange();
   range.setStart(root, 0);
   range.setEnd(node, offset);
@@ -61,7 +68,8 @@ export function createSelection(root, text, win = window) {
     if (!selection || selection.rangeCount === 0) return;
     const a = offsetOf(root, selection.anchorNode, selection.anchorOffset);
     const f = offsetOf(root, selection.focusNode, selection.focusOffset);
-    if (a === null || f === null) return;
+    // Ours only when it touches the text: a selection elsewhere on the page (or none) keeps ours.
+    if (a === null || f === null || !(root.contains(selection.anchorNode) || root.contains(selection.focusNode))) return;
     anchor = a;
     focus = f;
   }
