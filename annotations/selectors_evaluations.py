@@ -95,6 +95,7 @@ def evaluation_config(*, evaluation: Evaluation, page_id: str, next_seq: int, cs
         "next_seq": next_seq,
         "protocol": evaluation.protocol,
         "text": evaluation.text,
+        "source": evaluation.item.source,
         "prefill": evaluation.prefill if isinstance(evaluation.prefill, list) else [],
         "categories": [c for c in categories if c != NON_TRANSLATION],
         "severities": list(OFFERED_SEVERITIES),

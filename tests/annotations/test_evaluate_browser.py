@@ -1,5 +1,6 @@
-"""The error-span task in Chromium: one span selected by mouse, one by keyboard (overlapping it), a
-prefilled span edited and one deleted, an ESA score, submit; the exact stored spans and the log."""
+"""The error-span task in Chromium: one span selected by mouse, one by keyboard (overlapping it), an
+omission in the source, a prefilled span edited and one deleted, an ESA score, submit; the exact stored
+spans and the log."""
 
 import pytest
 from django.urls import get_resolver
@@ -89,6 +90,19 @@ def test_spans_by_mouse_and_keyboard_are_stored_exactly(context, site, annotator
     page.keyboard.press("Enter")  # the form's default button: Save
     page.wait_for_selector("#span-chooser", state="hidden")
 
+    # An omission in the source: "dog", by keyboard.
+    page.locator("#source-text").focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("Control+ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Shift+Control+ArrowRight")
+    assert page.evaluate("() => window.getSelection().toString()") == "dog"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#span-chooser[open]")
+    page.select_option("#span-category", "Accuracy/Omission")
+    page.click("#chooser-save")
+    page.wait_for_selector("#span-chooser", state="hidden")
+
     # The prefilled spans: the first's severity changed, the second deleted.
     page.click("#span-list li[data-index='0'] button[data-action=edit]")
     page.check("#span-chooser input[value=critical]")
@@ -103,16 +117,19 @@ def test_spans_by_mouse_and_keyboard_are_stored_exactly(context, site, annotator
 
     with db_lock():
         done = Evaluation.objects.get(pk=esa_ai.pk)
-        spans = list(done.spans.values_list("start", "end", "category", "severity", "comment", "prefilled", "edited"))
+        spans = list(
+            done.spans.values_list("side", "start", "end", "category", "severity", "comment", "prefilled", "edited")
+        )
         kinds = list(EvaluationEvent.objects.filter(evaluation=done).order_by("seq").values_list("seq", "kind"))
     assert (done.status, done.esa_score) == ("submitted", 35.0)
     assert spans == [
-        (0, 3, "Other", "critical", "", 0, True),
-        (4, 8, "Accuracy/Mistranslation", "major", "a cat, not a dog", None, False),
-        (6, 12, "Accuracy/Addition", "minor", "", None, False),
+        ("target", 0, 3, "Other", "critical", "", 0, True),
+        ("target", 4, 8, "Accuracy/Mistranslation", "major", "a cat, not a dog", None, False),
+        ("target", 6, 12, "Accuracy/Addition", "minor", "", None, False),
+        ("source", 4, 7, "Accuracy/Omission", "minor", "", None, False),
     ]
     assert [seq for seq, _ in kinds] == list(range(len(kinds)))
     assert kinds[0][1] == "load" and kinds[-1][1] == "submit"
-    assert [kind for _, kind in kinds].count("span_add") == 2
+    assert [kind for _, kind in kinds].count("span_add") == 3
     assert [kind for _, kind in kinds].count("span_delete") == 1
     assert 0 < done.active_ms <= done.wall_ms

@@ -44,8 +44,8 @@ test("the span list starts from the prefill, each remembering which it was", () 
   const index = list.add({ start: 0, end: 2, category: "Fluency/Grammar", severity: "critical", comment: "x" });
   equal(index, 1);
   equal(list.payload(), [
-    { start: 1, end: 3, category: "Other", severity: "minor", comment: "", prefilled: 0 },
-    { start: 0, end: 2, category: "Fluency/Grammar", severity: "critical", comment: "x" },
+    { start: 1, end: 3, category: "Other", severity: "minor", comment: "", side: "target", prefilled: 0 },
+    { start: 0, end: 2, category: "Fluency/Grammar", severity: "critical", comment: "x", side: "target" },
   ]);
   let refused = "";
   try {

@@ -5,6 +5,7 @@ const TEXT = "Die Katze saß.";
 
 function page(protocol = "mqm") {
   document.body.innerHTML = `
+    <div id="source-text" tabindex="0">The cat sat.</div>
     <div id="evaluation-text" tabindex="0">${TEXT}</div>
     <button id="mark-button">Mark</button><span id="span-count"></span>
     <ol id="span-list"></ol>
@@ -24,6 +25,7 @@ function page(protocol = "mqm") {
     next_seq: 0,
     protocol,
     text: TEXT,
+    source: "The cat sat.",
     prefill: [{ start: 0, end: 3, category: "Other", severity: "major", comment: "" }],
     max_spans: 10,
     max_comment: 100,
@@ -56,17 +58,26 @@ test("keyboard: select, open the chooser, save; the prefill kept; submit sends t
   document.querySelector("#span-list li button[data-action=edit]").click();
   form.querySelector("input[value=non-translation]").checked = true;
   form.requestSubmit();
+  // An omission: "The" in the source, by keyboard.
+  const source = document.getElementById("source-text");
+  source.focus();
+  press(source, "Home");
+  for (let n = 0; n < 3; n++) press(source, "ArrowRight", { shiftKey: true });
+  press(source, "m");
+  form.requestSubmit();
+  equal(document.querySelector("#span-list li:last-child .span-labels").textContent, " Other · minor (in the source)");
   await task.submit();
   const submit = fake.requests.find((r) => r.url === "/submit/");
   equal(submit.body.spans, [
-    { start: 0, end: 3, category: "Non-translation", severity: "major", comment: "", prefilled: 0 },
-    { start: 4, end: 9, category: "Fluency/Grammar", severity: "major", comment: "wrong animal" },
+    { start: 0, end: 3, category: "Non-translation", severity: "major", comment: "", side: "target", prefilled: 0 },
+    { start: 4, end: 9, category: "Fluency/Grammar", severity: "major", comment: "wrong animal", side: "target" },
+    { start: 0, end: 3, category: "Other", severity: "minor", comment: "", side: "source" },
   ]);
   equal(submit.body.esa_score, null);
   const logged = fake.requests.filter((r) => r.url === "/events/").flatMap((r) => r.body.events);
   equal(submit.body.last_seq, logged[logged.length - 1].seq);
   equal(logged.map((e) => e.seq), logged.map((e, n) => n));
-  equal(logged.filter((e) => e.k === "span_add").map((e) => e.span.start), [4]);
+  equal(logged.filter((e) => e.k === "span_add").map((e) => [e.span.side, e.span.start]), [["target", 4], ["source", 0]]);
   equal(gone, ["/evaluate/"]);
 });
 

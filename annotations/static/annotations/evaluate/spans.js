@@ -80,7 +80,7 @@ export function pieces(text, spans) {
   return result;
 }
 
-const FIELDS = ["start", "end", "category", "severity", "comment"];
+const FIELDS = ["start", "end", "category", "severity", "comment", "side"];
 
 // The rater's spans, starting from the prefilled ones (each remembers which it started as).
 export function createSpanList(prefill = [], { maxSpans = 1000 } = {}) {
@@ -88,7 +88,9 @@ export function createSpanList(prefill = [], { maxSpans = 1000 } = {}) {
 
   function pick(span) {
     const out = {};
-    for (const name of FIELDS) out[name] = name === "comment" ? span[name] || "" : span[name];
+    for (const name of FIELDS) out[name] = span[name];
+    out.comment = out.comment || "";
+    out.side = out.side || "target";
     return out;
   }
 

@@ -1,7 +1,8 @@
 // The error-span task: the rater selects a part of the text (mouse, or shift and the arrows), opens
 // the chooser (the Mark button, Enter or M), picks a category and a severity (and a comment), and
-// the span is drawn and listed; spans may overlap, prefilled ones are kept, edited or deleted; for
-// ESA a 0-100 score follows; Submit (or Ctrl+Enter) sends it all once the log is stored.
+// the span is drawn and listed; spans may overlap, prefilled ones are kept, edited or deleted; a
+// span in the source marks an omission; for ESA a 0-100 score follows; Submit (or Ctrl+Enter) sends
+// it all once the log is stored.
 
 import { createLog } from "./log.js";
 import { createSpanList, excerpt } from "./spans.js";
@@ -15,6 +16,7 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
   const win = doc.defaultView;
   const $ = (selector) => doc.querySelector(selector);
   const textRoot = $("#evaluation-text");
+  const sourceRoot = $("#source-text");
   const list = $("#span-list");
   const dialog = $("#span-chooser");
   const form = $("#span-form");
@@ -35,6 +37,13 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
   });
   const spans = createSpanList(config.prefill, { maxSpans: config.max_spans });
   const selection = createSelection(textRoot, text, win);
+  // Each side the rater can mark: the evaluated text, and the source (omissions) when there is one.
+  const sides = { target: { root: textRoot, text, selection } };
+  if (sourceRoot && config.source) {
+    sides.source = { root: sourceRoot, text: config.source, selection: createSelection(sourceRoot, config.source, win) };
+  }
+  let side = "target"; // the side the rater last selected in
+  const sideOf = (span) => sides[span.side || "target"] || sides.target;
   let editing = null; // the index of the span the chooser edits, null for a new one
   let pendingRange = null; // the range the chooser will mark
   let submitting = false;
@@ -46,16 +55,20 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
 
   function render() {
     const all = spans.all();
-    draw(textRoot, text, all);
+    for (const [name, shown] of Object.entries(sides)) {
+      draw(shown.root, shown.text, all.filter((span) => (span.side || "target") === name));
+    }
     list.replaceChildren(
       ...all.map((span, index) => {
         const item = doc.createElement("li");
         item.dataset.index = String(index);
         const words = doc.createElement("q");
-        words.textContent = excerpt(text, span);
+        words.textContent = excerpt(sideOf(span).text, span);
         const labels = doc.createElement("span");
         labels.className = "span-labels";
-        labels.textContent = ` ${span.category} · ${span.severity}${span.prefilled !== undefined ? " (suggested)" : ""}`;
+        const where = span.side === "source" ? " (in the source)" : "";
+        const suggested = span.prefilled !== undefined ? " (suggested)" : "";
+        labels.textContent = ` ${span.category} · ${span.severity}${where}${suggested}`;
         item.append(words, labels);
         if (span.comment) {
           const comment = doc.createElement("span");
@@ -71,7 +84,7 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
           button.type = "button";
           button.dataset.action = action;
           button.textContent = label;
-          button.setAttribute("aria-label", `${label} the span “${excerpt(text, span, 20)}”`);
+          button.setAttribute("aria-label", `${label} the span “${excerpt(sideOf(span).text, span, 20)}”`);
           item.append(" ", button);
         }
         return item;
@@ -84,16 +97,16 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
 
   function openChooser(index) {
     if (index === null) {
-      selection.read();
-      const range = selection.range();
+      sides[side].selection.read();
+      const range = sides[side].selection.range();
       if (range.start >= range.end) {
         say("Select the part of the text with the error first (mouse, or Shift and the arrow keys).", true);
         return;
       }
-      pendingRange = range;
+      pendingRange = { ...range, side };
     } else {
       const span = spans.get(index);
-      pendingRange = { start: span.start, end: span.end };
+      pendingRange = { start: span.start, end: span.end, side: span.side || "target" };
     }
     editing = index;
     const shown = index === null ? null : spans.get(index);
@@ -107,7 +120,7 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
     for (const radio of form.querySelectorAll("input[name=severity]")) radio.checked = radio.value === severity;
     category.disabled = severity === "non-translation";
     form.elements.comment.value = shown ? shown.comment : "";
-    $("#chooser-excerpt").textContent = excerpt(text, pendingRange, 80);
+    $("#chooser-excerpt").textContent = excerpt(sideOf(pendingRange).text, pendingRange, 80);
     $("#chooser-title").textContent = index === null ? "Mark an error" : "Edit the error";
     log.log("chooser_open", { ...pendingRange, index });
     dialog.showModal();
@@ -117,8 +130,9 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
   function closeChooser(saved) {
     log.log("chooser_close", { saved });
     dialog.close();
-    textRoot.focus();
-    if (pendingRange) selection.collapse(pendingRange.end);
+    const back = pendingRange ? sideOf(pendingRange) : sides.target;
+    back.root.focus();
+    if (pendingRange) back.selection.collapse(pendingRange.end);
     pendingRange = null;
     editing = null;
   }
@@ -145,7 +159,7 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
       say(err.message, true);
     }
     render();
-    say(`Marked “${excerpt(text, span, 30)}” as ${span.category}, ${span.severity}.`);
+    say(`Marked “${excerpt(sideOf(span).text, span, 30)}” as ${span.category}, ${span.severity}.`);
     closeChooser(true);
   }
 
@@ -164,21 +178,32 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
 
   // ---------------------------------------------------------------- the text, the list, the score
 
-  textRoot.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) return; // the submit's, on the page
-    if (selection.key(event)) {
-      event.preventDefault();
-      log.log("select", selection.range());
-    } else if (event.key === "Enter" || event.key === "m" || event.key === "M") {
-      event.preventDefault();
-      openChooser(null);
-    }
-  });
-  doc.addEventListener("mouseup", () => {
+  for (const [name, shown] of Object.entries(sides)) {
+    shown.root.addEventListener("focus", () => {
+      side = name;
+    });
+    shown.root.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) return; // the submit's, on the page
+      if (shown.selection.key(event)) {
+        event.preventDefault();
+        log.log("select", { ...shown.selection.range(), side: name });
+      } else if (event.key === "Enter" || event.key === "m" || event.key === "M") {
+        event.preventDefault();
+        openChooser(null);
+      }
+    });
+  }
+  doc.addEventListener("mouseup", (event) => {
     if (dialog.open) return;
-    selection.read();
-    const range = selection.range();
-    if (range.start < range.end) log.log("select", range);
+    for (const [name, shown] of Object.entries(sides)) {
+      if (!shown.root.contains(event.target) && !shown.root.contains(win.getSelection()?.anchorNode)) continue;
+      shown.selection.read();
+      const range = shown.selection.range();
+      if (range.start < range.end) {
+        side = name;
+        log.log("select", { ...range, side: name });
+      }
+    }
   });
   $("#mark-button").addEventListener("click", () => openChooser(null));
   list.addEventListener("click", (event) => {
@@ -193,7 +218,7 @@ export function startTask({ doc = document, config, fetch, now, go = (url) => wi
     spans.remove(index);
     log.log("span_delete", { index, prefilled: gone.prefilled ?? null });
     render();
-    say(`Deleted the span “${excerpt(text, gone, 30)}”.`);
+    say(`Deleted the span “${excerpt(sideOf(gone).text, gone, 30)}”.`);
     (list.querySelector("button[data-action=delete]") || textRoot).focus();
   });
   if (score) score.addEventListener("change", () => log.log("score", { value: score.value }));
