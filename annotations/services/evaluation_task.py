@@ -277,18 +277,25 @@ def evaluation_ingest_events(*, evaluation: Evaluation, rater, page_id: Any, eve
 
 def log_times(events: Iterable[EvaluationEvent], *, idle_threshold_ms: float) -> tuple[float, float]:
     """(wall, active) ms of an evaluation's log, summed over its page loads as the editor's are
-    (annotations.effort.times: idle gaps, hidden tab and unfocused window are not active)."""
-    log = [
-        LogEvent(
-            seq=event.seq,
-            t_ms=event.t_ms,
-            kind=event.kind,
-            visit=str(event.page_id),
-            state=str(event.data.get("state", "")) if isinstance(event.data, dict) else "",
-            source=str(event.data.get("source", "")) if isinstance(event.data, dict) else "",
+    (annotations.effort.times: idle gaps, hidden tab and unfocused window are not active). Client time
+    does not run backwards within a page load: an event earlier than one before it counts at that time."""
+    latest: dict[str, float] = {}
+    log = []
+    for event in sorted(events, key=lambda e: e.seq):
+        page = str(event.page_id)
+        t_ms = max(event.t_ms, latest.get(page, event.t_ms))
+        latest[page] = t_ms
+        data = event.data if isinstance(event.data, dict) else {}
+        log.append(
+            LogEvent(
+                seq=event.seq,
+                t_ms=t_ms,
+                kind=event.kind,
+                visit=page,
+                state=str(data.get("state", "")),
+                source=str(data.get("source", "")),
+            )
         )
-        for event in sorted(events, key=lambda e: e.seq)
-    ]
     wall = active = 0.0
     for visit in split_visits(log):
         times = visit_times(visit, idle_threshold_ms=idle_threshold_ms, limit_ms=None)

@@ -378,3 +378,40 @@ def test_any_submit_is_stored_exactly_as_sent_or_refused_with_nothing_stored(pro
     assert stored == spans
     assert all(span["start"] is None or 0 <= span["start"] <= span["end"] <= len(OUTPUT) for span in stored)
     assert done.esa_score is not None and 0 <= done.esa_score <= 100
+
+
+def test_client_time_running_backwards_adds_no_time():
+    page = uuid.uuid4()
+    rows = [
+        EvaluationEvent(page_id=page, seq=0, t_ms=1000.0, kind="load", data={"state": "visible"}),
+        EvaluationEvent(page_id=page, seq=1, t_ms=0.0, kind="keydown", data={}),
+        EvaluationEvent(page_id=page, seq=2, t_ms=3000.0, kind="keydown", data={}),
+    ]
+    assert log_times(rows, idle_threshold_ms=30000.0) == (2000.0, 2000.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stream=st.lists(
+        st.tuples(
+            st.integers(0, 2),  # which page load
+            st.floats(0, 1e7, allow_nan=False),
+            st.sampled_from(["load", "keydown", "mousedown", "visibility", "blur", "focus", "span_add", "submit"]),
+            st.sampled_from(["visible", "hidden", ""]),
+        ),
+        max_size=40,
+    ),
+    idle=st.floats(1.0, 1e6),
+)
+def test_generated_logs_give_active_within_wall_within_each_page_loads_span(stream, idle):
+    pages = [uuid.UUID(int=n + 1) for n in range(3)]
+    rows = [
+        EvaluationEvent(page_id=pages[p], seq=n, t_ms=t, kind=k, data={"state": state, "source": "window"})
+        for n, (p, t, k, state) in enumerate(stream)
+    ]
+    wall, active = log_times(rows, idle_threshold_ms=idle)
+    spans = 0.0
+    for page in pages:
+        times = [row.t_ms for row in rows if row.page_id == page]
+        spans += max(times) - times[0] if times else 0.0  # times[0]: the first, later ones never count earlier
+    assert 0.0 <= active <= wall <= spans + 1e-6
