@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from annotations.effort.times import split_visits, visit_times, whole_ms
 from annotations.log_event import LogEvent
-from annotations.models import ErrorSpan, Evaluation, EvaluationEvent, Item, PostEdit, Project
+from annotations.models import Assignment, ErrorSpan, Evaluation, EvaluationEvent, Item, PostEdit, Project
 from annotations.roles import is_annotator
 from annotations.services.errors import ServiceError
 from annotations.services.evaluations import checked_spans
@@ -127,7 +127,11 @@ def evaluation_assign(
     """Pending evaluations for each rater: of every item's output of each of `systems`, or (post_edits)
     of every submitted post-edit of the project its rater did not write. Evaluations a rater already has
     are kept as they are (re-runnable). Returns how many were made."""
-    systems = [name for name in systems]
+    systems = list(systems)
+    twice = sorted({name for name in systems if systems.count(name) > 1})
+    if twice:
+        raise _refuse("systems", f"listed twice: {', '.join(twice)}")
+    raters = list({user.pk: user for user in raters}.values())
     if protocol not in (Evaluation.MQM, Evaluation.ESA):
         raise _refuse("protocol", "must be mqm or esa")
     if not raters:
@@ -154,7 +158,10 @@ def evaluation_assign(
     common = {"protocol": protocol, "condition": condition, "status": Evaluation.PENDING}
     if post_edits:
         done = PostEdit.objects.filter(
-            assignment__item__project=project, assignment__status="submitted", origin=PostEdit.LIVE
+            assignment__item__project=project,
+            assignment__item__practice=False,
+            assignment__status=Assignment.SUBMITTED,
+            origin=PostEdit.LIVE,
         ).select_related("assignment")
         for post_edit in done.order_by("assignment__item__position", "pk"):
             for rater in raters:

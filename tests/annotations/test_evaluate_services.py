@@ -111,6 +111,7 @@ def test_post_edits_are_given_to_raters_who_did_not_write_them(project, rater):
     ("options", "field"),
     [
         ({"systems": ["nope"]}, "systems"),
+        ({"systems": ["sysA", "sysA"]}, "systems"),
         ({"systems": []}, "systems"),
         ({"systems": ["sysA"], "post_edits": True}, "systems"),
         ({"systems": ["sysA"], "protocol": "dqf"}, "protocol"),
@@ -123,6 +124,10 @@ def test_assign_refuses_by_field(project, rater, options, field):
         evaluation_assign(project=project, raters=[rater], **options)
     assert str(refused.value).startswith(f"{field}: ")
     assert not Evaluation.objects.exists()
+
+
+def test_a_rater_named_twice_gets_one_evaluation_of_each_output(project, rater):
+    assert evaluation_assign(project=project, raters=[rater, rater], systems=["sysA"]) == 2
 
 
 def test_assign_refuses_a_researcher_as_rater(project):
