@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotations.views import copying, editor, manage
+from annotations.views import copying, editor, evaluate, manage
 from annotations.views import imports as import_views
 from annotations.views import items as item_views
 from annotations.views import participants as participant_views
@@ -13,6 +13,9 @@ urlpatterns: list = [
     path("annotate/", editor.annotator_home, name="annotator_home"),
     path("edit/<int:assignment_id>/", editor.editor, name="editor"),
     path("edit/<int:assignment_id>/diff/", editor.diff, name="editor_diff"),
+    # The rater's error-span task (annotations/views/evaluate.py).
+    path("evaluate/", evaluate.evaluation_list, name="evaluations"),
+    path("evaluate/<int:evaluation_id>/", evaluate.evaluation_task, name="evaluation"),
     # Admin pages (annotations/views/manage.py); researchers read them, only admins post.
     path("manage/projects/", manage.project_list, name="manage-projects"),
     path("manage/projects/new/", manage.project_create, name="manage-project-create"),

@@ -3,6 +3,7 @@ from django.urls import path
 from annotations.api import (
     views_assignments,
     views_editor,
+    views_evaluations,
     views_items,
     views_participants,
     views_projects,
@@ -20,6 +21,17 @@ urlpatterns: list = [
         "post-edits/<int:post_edit_id>/submit/", views_editor.PostEditSubmitApi.as_view(), name="api-post-edit-submit"
     ),
     path("post-edits/<int:post_edit_id>/skip/", views_editor.PostEditSkipApi.as_view(), name="api-post-edit-skip"),
+    # The error-span task's endpoints (annotations/api/views_evaluations.py).
+    path(
+        "evaluations/<int:evaluation_id>/events/",
+        views_evaluations.EvaluationEventsApi.as_view(),
+        name="api-evaluation-events",
+    ),
+    path(
+        "evaluations/<int:evaluation_id>/submit/",
+        views_evaluations.EvaluationSubmitApi.as_view(),
+        name="api-evaluation-submit",
+    ),
     # Projects, items, batches, assignments, users (annotations/api/views_<resource>.py).
     path("projects/", views_projects.ProjectListApi.as_view(), name="api-projects"),
     path("projects/create/", views_projects.ProjectCreateApi.as_view(), name="api-project-create"),

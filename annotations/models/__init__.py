@@ -23,7 +23,7 @@ from annotations.models.assignments import (
     PostEditQuerySet,
     start_text_of_post_edit,
 )
-from annotations.models.evaluations import ErrorSpan, Evaluation
+from annotations.models.evaluations import ErrorSpan, Evaluation, EvaluationEvent
 from annotations.models.events import AnnotatorClock, EditEvent, Visit
 from annotations.models.participants import JoinCounter, JoinLink, Participant
 from annotations.models.projects import Batch, Item, ItemQuerySet, Project
@@ -43,6 +43,7 @@ __all__ = [
     "EditEvent",
     "ErrorSpan",
     "Evaluation",
+    "EvaluationEvent",
     "Item",
     "ItemQuerySet",
     "JoinCounter",

@@ -21,6 +21,9 @@ class Evaluation(models.Model):
     IN_PROGRESS = "in_progress"
     SUBMITTED = "submitted"
     STATUS_CHOICES = [(PENDING, "pending"), (IN_PROGRESS, "in progress"), (SUBMITTED, "submitted")]
+    MQM = "mqm"
+    ESA = "esa"
+    PROTOCOL_CHOICES = [(MQM, "MQM: error spans"), (ESA, "ESA: error spans, then a 0-100 score")]
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="evaluations")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="evaluations")
@@ -36,6 +39,11 @@ class Evaluation(models.Model):
     wall_ms = models.BigIntegerField(null=True, blank=True)
     active_ms = models.BigIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    protocol = models.CharField(max_length=10, choices=PROTOCOL_CHOICES, default=MQM)
+    condition = models.CharField(max_length=100, blank=True, help_text="The study condition ('esa-ai': prefilled).")
+    prefill = models.JSONField(
+        default=list, blank=True, help_text="The spans shown prefilled: [{start, end, category, severity, comment}]."
+    )
 
     class Meta:
         ordering = ["item", "id"]
@@ -74,6 +82,12 @@ class ErrorSpan(models.Model):
     category = models.CharField(max_length=200)
     severity = models.CharField(max_length=10, choices=[(s, s) for s in SEVERITIES])
     comment = models.TextField(blank=True)
+    prefilled = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The index in the evaluation's prefill this span started as; null: the rater's.",
+    )
+    edited = models.BooleanField(default=False, help_text="A prefilled span the rater changed (offsets or labels).")
 
     class Meta:
         ordering = ["evaluation", "position"]
@@ -88,3 +102,24 @@ class ErrorSpan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.category}/{self.severity} [{self.start}, {self.end})"
+
+
+class EvaluationEvent(models.Model):
+    """The evaluation task's raw log, append-only: one browser event (load, visibility, focus, blur,
+    keydown, mousedown, select, span_add, span_edit, span_delete, score, submit, ...) numbered per
+    evaluation, so that a batch sent twice is stored once."""
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="events")
+    page_id = models.UUIDField(help_text="The page load that logged it.")
+    seq = models.PositiveIntegerField()
+    t_ms = models.FloatField(help_text="Client time (performance.now) in ms.")
+    received = models.DateTimeField(auto_now_add=True)
+    kind = models.CharField(max_length=30)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["evaluation", "seq"]
+        constraints = [models.UniqueConstraint(fields=["evaluation", "seq"], name="evaluation_event_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_id}#{self.seq} {self.kind}"

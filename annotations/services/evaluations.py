@@ -1,8 +1,9 @@
 """Writes of error-span evaluations (docs/quality.md): a rater's finished evaluation of an output or a
 post-edit, every span and the ESA score checked against the project's typology first.
 
-The browser task (marking spans, timed and logged like post-editing) submits through
-`evaluation_submit`; imports store theirs in bulk (annotations.importers.mqm_store).
+`evaluation_submit` stores a finished evaluation in one step; the browser task goes through the
+pending evaluations `evaluation_assign` makes (annotations.services.evaluation_task: open, events,
+finish); imports store theirs in bulk (annotations.importers.mqm_store).
 """
 
 from __future__ import annotations
@@ -25,15 +26,22 @@ def _refuse(field: str, message: str) -> ServiceError:
     return ServiceError(f"{field}: {message}")
 
 
-def _spans(spans: Any, text: str, source: str, typology) -> list[ErrorSpan]:
+def checked_spans(spans: Any, text: str, source: str, typology, prefill: list | None = None) -> list[ErrorSpan]:
+    """The spans as rows (not saved), or the refusal naming the first wrong field. With `prefill` (the
+    spans the task showed prefilled) a span may say which of them it started as (`prefilled`: its
+    index, once at most); `edited` records whether the rater changed it."""
     if not isinstance(spans, list) or len(spans) > MAX_SPANS:
         raise _refuse("spans", f"must be a list of at most {MAX_SPANS} spans")
     rows = []
+    seen_prefilled: set[int] = set()
     for n, span in enumerate(spans):
         where = f"spans[{n}]"
         if not isinstance(span, dict):
             raise _refuse(where, "must be an object with start, end, category, severity")
-        unknown = sorted(set(span) - {"start", "end", "category", "severity", "comment", "side"})
+        allowed = {"start", "end", "category", "severity", "comment", "side"} | (
+            {"prefilled"} if prefill is not None else set()
+        )
+        unknown = sorted(set(span) - allowed)
         if unknown:
             raise _refuse(f"{where}.{unknown[0]}", "is not a span field")
         side = span.get("side", ErrorSpan.TARGET)
@@ -49,8 +57,9 @@ def _spans(spans: Any, text: str, source: str, typology) -> list[ErrorSpan]:
             raise _refuse(exc.field if exc.field.startswith("spans") else f"{where}.{exc.field}", exc.message) from None
         if severity not in SEVERITIES:
             raise _refuse(f"{where}.severity", f"must be one of {', '.join(SEVERITIES)}")
-        if not isinstance(comment, str) or len(comment) > MAX_COMMENT:
-            raise _refuse(f"{where}.comment", f"must be text of at most {MAX_COMMENT} characters")
+        if not isinstance(comment, str) or len(comment) > MAX_COMMENT or "\x00" in comment:
+            raise _refuse(f"{where}.comment", f"must be text of at most {MAX_COMMENT} characters, without NUL")
+        origin, edited = _prefilled(span, prefill, where, seen_prefilled)
         rows.append(
             ErrorSpan(
                 position=n,
@@ -60,9 +69,26 @@ def _spans(spans: Any, text: str, source: str, typology) -> list[ErrorSpan]:
                 category=category,
                 severity=severity,
                 comment=comment,
+                prefilled=origin,
+                edited=edited,
             )
         )
     return rows
+
+
+def _prefilled(span: dict, prefill: list | None, where: str, seen: set[int]) -> tuple[int | None, bool]:
+    """(the prefilled span's index or None, whether the rater changed it)."""
+    index = span.get("prefilled")
+    if prefill is None or index is None:
+        return None, False
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(prefill):
+        raise _refuse(f"{where}.prefilled", f"must be the index of a prefilled span (0 to {len(prefill) - 1})")
+    if index in seen:
+        raise _refuse(f"{where}.prefilled", f"prefilled span {index} is kept twice")
+    seen.add(index)
+    defaults = {"start": None, "end": None, "category": None, "severity": None, "comment": "", "side": "target"}
+    edited = any(span.get(name, default) != prefill[index].get(name, default) for name, default in defaults.items())
+    return index, edited
 
 
 def evaluation_submit(
@@ -95,7 +121,7 @@ def evaluation_submit(
         score = check_esa(esa_score)
     except TypologyError as exc:
         raise _refuse(exc.field, exc.message) from None
-    rows = _spans(spans, text, item.source, typology)
+    rows = checked_spans(spans, text, item.source, typology)
     for name, value in (("wall_ms", wall_ms), ("active_ms", active_ms)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise _refuse(name, "must be a whole number of milliseconds >= 0")

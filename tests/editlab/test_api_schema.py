@@ -34,6 +34,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from annotations.editing.lifecycle import post_edit_open
+from annotations.models import Evaluation
 from metrics.models import MetricJob
 from tests.factories import (
     AssignmentFactory,
@@ -86,7 +87,14 @@ def world(annotator, other_annotator, admin_user) -> dict[str, int]:
     job = MetricJob.objects.create(
         project=project, metrics=["levenshtein"], variants=["plain"], status=MetricJob.FAILED
     )
+    evaluation = Evaluation.objects.create(
+        item=ItemFactory(project=project, external_id="rated", outputs={"sysA": "This are rated."}),
+        rater=annotator,
+        system="sysA",
+        text="This are rated.",
+    )
     return {
+        "evaluations": evaluation.pk,
         "projects": project.pk,
         "assignments": assignment.pk,
         "post-edits": post_edit.pk,
@@ -166,10 +174,10 @@ def test_the_api_answers_as_its_schema_says(role, auth, wsgi_app, world, annotat
     if auth == "token":
         headers, cookies = {"Authorization": f"Token {Token.objects.get_or_create(user=user)[0].key}"}, {}
     else:
-        # Token runs reach the editor's endpoints only up to their 403; this run goes past it.
+        # Token runs reach the editor's and the span task's endpoints only up to their 403; this run goes past it.
         headers, cookies = _session(user)
-        operations = [op for op in operations if op.path.startswith("/api/post-edits/")]
-        assert len(operations) == 4
+        operations = [op for op in operations if op.path.startswith(("/api/post-edits/", "/api/evaluations/"))]
+        assert len(operations) == 6
     failures: list[str] = []
     statuses: Counter = Counter()
     for operation in operations:

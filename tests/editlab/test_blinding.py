@@ -25,7 +25,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotations.editing.lifecycle import post_edit_open
-from annotations.models import Assignment, Participant, PostEdit, Project
+from annotations.models import Assignment, ErrorSpan, Evaluation, Participant, PostEdit, Project
 from annotations.services.join_links import join_link_open
 from metrics.models import MetricJob
 from tests.editlab.test_url_permissions import admin_url, url_patterns
@@ -153,7 +153,12 @@ def build_world() -> World:
         PostEdit.objects.filter(pk=post_edit.pk).update(text=f"{OTHER}-{k}", draft_text=f"{OTHER}-{k}")
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.SUBMITTED)
     job = MetricJob.objects.create(project=project, metrics=["levenshtein"], variants=["plain"])
-    return World(project, viewers, link.token, link.pk, job)
+    # The other annotator rates system B's output: no viewer opens or writes that evaluation.
+    evaluation = Evaluation.objects.create(item=items[0], rater=other, system="sysB", text=output(SYS_B, 0))
+    ErrorSpan.objects.create(
+        evaluation=evaluation, position=0, start=0, end=3, category="Other", severity="minor", comment=OTHER
+    )
+    return World(project, viewers, link.token, link.pk, job, extra={"evaluation": evaluation.pk})
 
 
 # --------------------------------------------------------------------------- the requests
@@ -269,6 +274,10 @@ ROUTES: dict[str, Routes] = {
     "annotator_home": plain(methods=("get",)),
     "editor": _editor_pages,
     "editor_diff": _editor_pages,
+    "evaluations": plain(methods=("get",)),
+    "evaluation": refused(evaluation_id=lambda w, v: w.extra["evaluation"]),
+    "api-evaluation-events": refused(evaluation_id=lambda w, v: w.extra["evaluation"]),
+    "api-evaluation-submit": refused(evaluation_id=lambda w, v: w.extra["evaluation"]),
     "join": plain(query="?PROLIFIC_PID=PID-HT", token=lambda w, v: w.token),
     "participant-done": plain(methods=("get",)),
     "study-form": plain(project_id=lambda w, v: w.project.pk, phase="consent"),

@@ -32,6 +32,9 @@ from annotations.models import (
     AttentionCheck,
     Batch,
     EditEvent,
+    ErrorSpan,
+    Evaluation,
+    EvaluationEvent,
     Item,
     JoinCounter,
     JoinLink,
@@ -121,6 +124,7 @@ class World:
     join_link: JoinLink | None = None  # the project's open participation link
     other_project: Project | None = None  # Bob's: no participation link yet
     participant: Participant | None = None  # a crowd participant of Bob's project, with a submitted edit
+    evaluation: Evaluation | None = None  # Anna's pending evaluation of an output
 
 
 def _editor_payload(extra: Callable[["World"], dict]) -> Callable[["World"], dict]:
@@ -356,6 +360,30 @@ ROUTES: dict[str, Route] = {
         kwargs=lambda w: {"assignment_id": w.done.pk},
         get=by_role(LOGIN, 200, 404, 200, 200),
         post=by_role(LOGIN, 200, 404, 200, 200),
+    ),
+    # ---- the error-span task: only the rater opens and writes their evaluation
+    "evaluations": Route(get=by_role(LOGIN, 200, 200, 200, 200), post=PAGE_NO_GET),
+    "evaluation": Route(
+        kwargs=lambda w: {"evaluation_id": w.evaluation.pk},
+        get=by_role(LOGIN, 200, 404, 404, 404),
+        post=PAGE_NO_GET,
+    ),
+    "api-evaluation-events": Route(
+        kwargs=lambda w: {"evaluation_id": w.evaluation.pk},
+        get=by_role(403, 405, 405, 405, 405),
+        post=by_role(403, 200, 404, 403, 403),
+        data=lambda w: {
+            "page_id": "9b2c1c7e-3f3a-4c55-9a57-7a1f58f3c1a0",
+            "events": [{"seq": 0, "t": 1.0, "k": "load"}],
+        },
+        json=True,
+    ),
+    "api-evaluation-submit": Route(
+        kwargs=lambda w: {"evaluation_id": w.evaluation.pk},
+        get=by_role(403, 405, 405, 405, 405),
+        post=by_role(403, 200, 404, 403, 403),
+        data=lambda w: {"page_id": "9b2c1c7e-3f3a-4c55-9a57-7a1f58f3c1a0", "last_seq": -1, "spans": []},
+        json=True,
     ),
     # ---- admin pages (researchers read)
     "manage-projects": Route(get=PAGE_READERS, post=PAGE_NO_POST),
@@ -685,6 +713,12 @@ def build_world() -> World:
         user=walker, project=bobs.project, platform_id="walker-0", platform_key="walker-0", slot=0
     )
     SubmittedPostEditFactory(assignment__item__project=bobs.project, assignment__annotator=walker)
+    world.evaluation = Evaluation.objects.create(
+        item=ItemFactory(project=project, external_id="rated", outputs={"sysA": "ANNA-OUTPUT-7f3a rated"}),
+        rater=anna,
+        system="sysA",
+        text="ANNA-OUTPUT-7f3a rated",
+    )
     world.state = snapshot()
     return world
 
@@ -713,6 +747,9 @@ SNAPSHOT_MODELS = (
     Questionnaire,
     QuestionnaireAnswer,
     AttentionCheck,
+    Evaluation,
+    EvaluationEvent,
+    ErrorSpan,
 )
 
 
