@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotations.models import ErrorSpan, Project
-from annotations.typology import SEVERITIES, project_typology
+from annotations.typology import SEVERITIES, Weights, project_typology
 from editlab.refusals import Refusal
 from metrics.analysis.mqm import Mean, Rating, esa_means, rater_scores, rating_score, segment_scores, system_scores
 from metrics.analysis.mqm_breakdown import (
@@ -87,11 +87,40 @@ class RatedText:
 
 @dataclass
 class SegmentRow:
+    """A rated (system, segment): its evaluations, rendered (highlighted) only when shown (`render`)."""
+
     system: str
     document: str
     seg_id: str
-    source: list[Piece]
+    records: list[EvaluationRecord]
+    counted: dict[int, list[ErrorSpan]]  # id(record) -> its counted spans
+    source: list[Piece] = field(default_factory=list)
     ratings: list[RatedText] = field(default_factory=list)
+
+    def render(self, weights: Weights) -> SegmentRow:
+        """Fill `source` (the source-side spans of every rater highlighted) and `ratings` (each rater's text
+        with their target spans highlighted, their score and errors); returns the row."""
+        source_spans = [
+            (s.start, s.end, s.category, s.severity)
+            for r in self.records
+            for s in self.counted[id(r)]
+            if s.side == ErrorSpan.SOURCE
+        ]
+        self.source = highlight(self.records[0].source, source_spans)
+        self.ratings = []
+        for record in sorted(self.records, key=lambda r: r.rater):
+            spans = self.counted[id(record)]
+            target = [(s.start, s.end, s.category, s.severity) for s in spans if s.side == ErrorSpan.TARGET]
+            self.ratings.append(
+                RatedText(
+                    rater=record.rater,
+                    score=rating_score(((s.category, s.severity) for s in spans), weights),
+                    esa=record.esa_score,
+                    pieces=highlight(record.text, target),
+                    errors=[_error_label(record, s) for s in spans],
+                )
+            )
+        return self
 
 
 @dataclass
@@ -109,6 +138,7 @@ class QualityData:
     comparisons: list[dict[str, Any]] | None
     agreement: dict[str, Any]
     rows: list[SegmentRow]
+    weights_used: Weights  # what `weights` describes, for rendering the shown rows
 
 
 def mean_data(mean: Mean) -> dict[str, Any]:
@@ -208,42 +238,23 @@ def quality_data(*, project: Project, query: Mapping[str, str]) -> QualityData:
         breakdown=dict(parts),
         comparisons=comparisons,
         agreement=agreement_data(span_agreement(judgements)),
-        rows=segment_rows(records, counted, weights, only_with_errors=bool(filters.category or filters.severity)),
+        weights_used=weights,
+        rows=segment_rows(records, counted, only_with_errors=bool(filters.category or filters.severity)),
     )
 
 
-def segment_rows(records: list[EvaluationRecord], counted: dict[int, list[ErrorSpan]], weights, *,
-                 only_with_errors: bool) -> list[SegmentRow]:  # fmt: skip
-    """One row per rated (system, segment), by document, segment number and system; each rater's text with
-    their counted errors' spans highlighted, the source with the source-side ones."""
+def segment_rows(
+    records: list[EvaluationRecord], counted: dict[int, list[ErrorSpan]], *, only_with_errors: bool
+) -> list[SegmentRow]:
+    """One row per rated (system, segment), by document, segment number and system (not rendered yet)."""
     grouped: dict[tuple[str, str], list[EvaluationRecord]] = defaultdict(list)
     for record in records:
         grouped[(record.system, record.seg_id)].append(record)
-    rows = []
-    for (system, seg_id), group in grouped.items():
-        if only_with_errors and not any(counted[id(r)] for r in group):
-            continue
-        first = group[0]
-        source_spans = [
-            (s.start, s.end, s.category, s.severity)
-            for r in group
-            for s in counted[id(r)]
-            if s.side == ErrorSpan.SOURCE
-        ]
-        row = SegmentRow(system, first.doc, seg_id, highlight(first.source, source_spans))
-        for record in sorted(group, key=lambda r: r.rater):
-            spans = counted[id(record)]
-            target = [(s.start, s.end, s.category, s.severity) for s in spans if s.side == ErrorSpan.TARGET]
-            row.ratings.append(
-                RatedText(
-                    rater=record.rater,
-                    score=rating_score(((s.category, s.severity) for s in spans), weights),
-                    esa=record.esa_score,
-                    pieces=highlight(record.text, target),
-                    errors=[_error_label(record, s) for s in spans],
-                )
-            )
-        rows.append(row)
+    rows = [
+        SegmentRow(system, group[0].doc, seg_id, group, counted)
+        for (system, seg_id), group in grouped.items()
+        if not only_with_errors or any(counted[id(r)] for r in group)
+    ]
     rows.sort(key=lambda row: (row.document, segment_order(row.seg_id), row.system))
     return rows
 

@@ -44,7 +44,10 @@ def _quality(*, project: Project, query) -> tuple[QualityData, Page]:
     paginator: Paginator[SegmentRow] = Paginator(data.rows, PER_PAGE)
     if number > max(paginator.num_pages, 1):
         raise QualityFilterError(f"page: {number} is past the last page ({paginator.num_pages})")
-    return data, paginator.page(number)
+    page = paginator.page(number)
+    for row in page.object_list:
+        row.render(data.weights_used)
+    return data, page
 
 
 def _system_rows(data: QualityData) -> list[dict]:

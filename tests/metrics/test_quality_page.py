@@ -294,7 +294,10 @@ def test_the_query_count_does_not_grow_with_the_segments_on_a_page(researcher_cl
 def test_the_segment_pages_link_with_href_and_hx_get(researcher_client):
     project = ProjectFactory(name="paged")
     _segments(project, PER_PAGE + 2)
-    body = researcher_client.get(url(project, "severity=minor")).content.decode()
+    response = researcher_client.get(url(project, "severity=minor"))
+    rows = response.context["data"].rows
+    assert [bool(row.ratings) for row in rows] == [True] * PER_PAGE + [False] * 2  # only the shown page rendered
+    body = response.content.decode()
     assert 'href="?severity=minor&amp;page=2#segments" hx-get="?severity=minor&amp;page=2"' in body
     second = researcher_client.get(url(project, "severity=minor&page=2"))
     assert [row.seg_id for row in second.context["page"].object_list] == ["x8", "x9"]
