@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.views import exports, jobs, report, report_plots
+from metrics.views import exports, jobs, quality, report, report_plots
 
 urlpatterns: list = [
     # Metric values, jobs and exports (metrics/views/jobs.py, exports.py): researchers and admins.
@@ -20,8 +20,18 @@ urlpatterns: list = [
         name="metrics-report-documents",
     ),
     path(
+        "research/<int:project_id>/report/agreement.<slug:fmt>",
+        report.report_agreement,
+        name="metrics-report-agreement",
+    ),
+    path(
         "research/<int:project_id>/report/plots/<slug:kind>.<slug:fmt>",
         report_plots.report_plot,
         name="metrics-report-plot",
+    ),
+    # MQM and ESA evaluations (metrics/views/quality.py): researchers and admins.
+    path("research/<int:project_id>/quality/", quality.quality_page, name="metrics-quality"),
+    path(
+        "research/<int:project_id>/quality/<slug:kind>.tsv", quality.quality_download, name="metrics-quality-download"
     ),
 ]

@@ -21,7 +21,8 @@ from annotations.models import Project
 from annotations.roles import ADMIN, RESEARCHER, role_required
 from editlab.http import HtmxHttpRequest, render_page, wants_fragment
 from editlab.refusals import attempt
-from metrics.agreement_report import agreement_section
+from metrics.agreement_downloads import CSV_COLUMNS, agreement_csv_rows
+from metrics.agreement_report import PAGE_DISTANCES, agreement_build, agreement_section
 from metrics.analysis import (
     Settings,
     condition_rows,
@@ -371,3 +372,18 @@ def report_documents(request: HttpRequest, project_id: int, fmt: str) -> HttpRes
     if fmt == "json":
         return json_response({"selection": selection.describe(), **documents.to_dict()}, filename)
     return csv_response(document_rows(documents), filename, columns=document_columns(documents.efforts))
+
+
+@login_required
+@require_GET
+@readers
+def report_agreement(request: HttpRequest, project_id: int, fmt: str) -> HttpResponse:
+    """The report's Agreement section for the same selection: JSON with its definitions, or CSV rows
+    (metrics.agreement_downloads). A target without stored effort, or an idle threshold, is a 400 naming it."""
+    project = get_object_or_404(Project, pk=project_id)
+    selection = _download_selection(request, project, fmt)[0]
+    agreement = agreement_build(selection=selection, distances=PAGE_DISTANCES)
+    filename = f"{safe_name(project.name)}-{selection.target}-agreement"
+    if fmt == "json":
+        return json_response(agreement, filename)
+    return csv_response(agreement_csv_rows(selection=selection, agreement=agreement), filename, columns=CSV_COLUMNS)

@@ -21,6 +21,7 @@ AXE = Path(__file__).resolve().parents[1] / "js" / "node_modules" / "axe-core" /
 PAGE_TIMEOUT_MS = 60000  # how long a step may wait for the page (a busy machine); no time is asserted
 NOT_PAGES = {"healthz", "logout", "metrics-export", "metrics-report-data", "metrics-report-documents"}
 NOT_PAGES |= {"metrics-report-plot", "api-schema", "manage-post-edit-process-graph", "manage-participation-export"}
+NOT_PAGES |= {"metrics-report-agreement", "metrics-quality-download"}
 BLOCKING = ("serious", "critical")
 NARROW_PX = 800
 

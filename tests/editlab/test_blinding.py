@@ -355,6 +355,9 @@ ROUTES: dict[str, Routes] = {
     "metrics-report-data": refused(project_id=lambda w, v: w.project.pk, fmt="json"),
     "metrics-report-documents": refused(project_id=lambda w, v: w.project.pk, fmt="csv"),
     "metrics-report-plot": refused(project_id=lambda w, v: w.project.pk, kind="scatter", fmt="svg"),
+    "metrics-report-agreement": refused(project_id=lambda w, v: w.project.pk, fmt="json"),
+    "metrics-quality": refused(**PROJECT_ID),
+    "metrics-quality-download": refused(project_id=lambda w, v: w.project.pk, kind="mqm"),
     # Generation: admins and researchers only (no run needed: the role is refused before the run is looked up).
     "generation-page": refused(**PROJECT_ID),
     "generation-run-stop": refused(project_id=lambda w, v: w.project.pk, run_id=1),

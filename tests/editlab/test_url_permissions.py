@@ -589,6 +589,13 @@ ROUTES: dict[str, Route] = {
         post=PAGE_NO_POST,
         query="?metric=levenshtein",
     ),
+    "metrics-report-agreement": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "fmt": "csv"}, get=PAGE_READERS, post=PAGE_NO_POST
+    ),
+    "metrics-quality": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
+    "metrics-quality-download": Route(
+        kwargs=lambda w: {"project_id": w.project.pk, "kind": "mqm"}, get=PAGE_READERS, post=PAGE_NO_POST
+    ),
     # ---- generation (generation/views.py, generation/api/views.py): admins; researchers read
     "generation-page": Route(
         kwargs=PROJECT_ID,
