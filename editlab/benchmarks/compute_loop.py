@@ -267,6 +267,14 @@ def db_worker_scaling(project, names: list[str], counts: list[int], database_url
     return lines + [""]
 
 
+def _scored_pairs(pairs: Pairs) -> int:
+    """How many pairs score_pairs scores when compute_metrics hands it the post-edits chunk by chunk."""
+    from django.conf import settings
+
+    size = settings.EDITLAB_METRIC_CHUNK_SIZE
+    return sum(len(set(pairs[start : start + size])) for start in range(0, len(pairs), size))
+
+
 def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -318,6 +326,8 @@ def main() -> None:
         pairs = project_pairs(project)
         if sorted(pairs) != sorted(load_pairs(args.data)):
             raise SystemExit("the imported pairs differ from the study's (MT, PE) pairs")
+        from django.conf import settings
+
         if args.profile:
             profile(project, args.profile)
             return
@@ -325,7 +335,10 @@ def main() -> None:
             f"Measured by `python -m editlab.benchmarks.compute_loop` ({time.strftime('%Y-%m-%d %H:%M')} UTC) on "
             f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores shared with "
             f"other work (load {_load()} at the start), {vendor}; IWSLT2019, {len(pairs):,} post-edits "
-            f"({len(set(pairs)):,} distinct pairs), variant plain, median of {args.repeat} alternating runs.",
+            f"({len(set(pairs)):,} distinct pairs; editlab scores each distinct pair of a chunk once: "
+            f"{_scored_pairs(pairs):,} scorings in chunks of {settings.EDITLAB_METRIC_CHUNK_SIZE}, the loop "
+            f"{len(pairs):,}), variant plain, median of {args.repeat} alternating runs. CPU: this process's "
+            + ("(SQLite works inside it)." if vendor == "sqlite" else "and, for editlab, PostgreSQL's server's."),
             "",
             "| metric | values | loop wall / CPU | loop values per CPU-s | editlab wall / CPU | "
             "editlab values per CPU-s | editlab / loop | editlab's CPU beyond the loop, per value |",
