@@ -305,6 +305,7 @@ def main() -> None:
     parser.add_argument("--db-workers", default="1,2", help="db_worker counts to measure (PostgreSQL only).")
     parser.add_argument("--database-url", default=None, help="An EMPTY database instead of a temporary SQLite.")
     parser.add_argument("--profile", default=None, help="Profile editlab's run of this metric and stop.")
+    parser.add_argument("--parts", default="compare,processes,db-workers", help="What to measure (default: all).")
     parser.add_argument("--output", type=Path, default=result_file("compute"))
     args = parser.parse_args()
     names = [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -345,7 +346,8 @@ def main() -> None:
             "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         print("\n".join(lines), flush=True)
-        rows = compare(project, pairs, names, args.repeat)
+        parts = {part.strip() for part in args.parts.split(",")}
+        rows = compare(project, pairs, names, args.repeat) if "compare" in parts else []
         lines += [_compare_line(row) for row in rows] + [""]
         if any(row["pg_cpu_s"] for row in rows):
             lines += [
@@ -354,8 +356,9 @@ def main() -> None:
                 + ".",
                 "",
             ]
-        lines += scaling(project, names, _ints(args.processes), sum(row["loop_cpu_s"] for row in rows))
-        if vendor == "postgresql" and args.db_workers:
+        if "processes" in parts:
+            lines += scaling(project, names, _ints(args.processes), sum(row["loop_cpu_s"] for row in rows))
+        if vendor == "postgresql" and args.db_workers and "db-workers" in parts:
             lines += db_worker_scaling(project, names, _ints(args.db_workers), args.database_url, folder)
         start, end = f"<!-- compute-loop:{vendor}:start -->", f"<!-- compute-loop:{vendor}:end -->"
         write_section(args.output, start, end, "\n".join(lines))
