@@ -21,10 +21,12 @@ from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotations.models import PostEdit, Project, start_text_of_post_edit
@@ -126,27 +128,53 @@ def resolve_variants(variants: Sequence[str]) -> list[str]:
     return names
 
 
+_HASH_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def input_hash(*, original: str, edited: str, references: Sequence[str], gold: Sequence[str]) -> str:
     """Fingerprint of exactly the texts a value depends on (pass () for what it does not use)."""
-    payload = json.dumps([original, edited, list(references), list(gold)], ensure_ascii=False, separators=(",", ":"))
+    payload = _HASH_JSON([original, edited, list(references), list(gold)])
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
 class _Row:
+    """A post-edit's texts; the item's references and gold edits stay JSON text until a metric, a hash or
+    an applicability rule reads them (most runs of the usual metrics never do)."""
+
     id: int
     original: str
     edited: str
-    references: tuple[str, ...]
-    gold: tuple[str, ...]
+    references_json: str | None = field(default=None, repr=False)
+    gold_json: str | None = field(default=None, repr=False)
+    # input hashes by (references enter, gold enters): a row has at most four, each computed once
+    _hashes: dict[tuple[bool, bool], str] = field(default_factory=dict, compare=False, repr=False)
 
     def hash_for(self, *, variant: str, needs_gold: bool) -> str:
-        return input_hash(
-            original=self.original,
-            edited=self.edited,
-            references=self.references if variant == MetricValue.WITH_REFERENCES else (),
-            gold=self.gold if needs_gold else (),
-        )
+        with_references = variant == MetricValue.WITH_REFERENCES and bool(self.references)
+        with_gold = needs_gold and bool(self.gold)
+        key = (with_references, with_gold)
+        digest = self._hashes.get(key)
+        if digest is None:
+            digest = self._hashes[key] = input_hash(
+                original=self.original,
+                edited=self.edited,
+                references=self.references if with_references else (),
+                gold=self.gold if with_gold else (),
+            )
+        return digest
+
+    @cached_property
+    def references(self) -> tuple[str, ...]:
+        return reference_texts(_decode(self.references_json))
+
+    @cached_property
+    def gold(self) -> tuple[str, ...]:
+        return _texts(_decode(self.gold_json))
+
+
+def _decode(raw: str | None):
+    return None if raw is None else json.loads(raw)
 
 
 def _texts(value) -> tuple[str, ...]:
@@ -158,11 +186,13 @@ def _texts(value) -> tuple[str, ...]:
 
 
 def _rows(post_edits: QuerySet[PostEdit]) -> Iterator[_Row]:
-    values = post_edits.annotate(start_texts=start_text_of_post_edit()).values_list(
-        "id", "start_texts", "text", "assignment__item__references", "assignment__item__gold_edits"
-    )
+    values = post_edits.annotate(
+        start_texts=start_text_of_post_edit(),
+        references_json=Cast("assignment__item__references", TextField()),
+        gold_json=Cast("assignment__item__gold_edits", TextField()),
+    ).values_list("id", "start_texts", "text", "references_json", "gold_json")
     for pk, original, edited, references, gold in values.iterator(chunk_size=_PLAN_CHUNK):
-        yield _Row(pk, original or "", edited or "", reference_texts(references), _texts(gold))
+        yield _Row(pk, original or "", edited or "", references, gold)
 
 
 def _chunks(iterable, size: int) -> Iterator[list]:
@@ -193,7 +223,6 @@ def compute_plan(
         }
         for row in rows:
             for variant in variants:
-                hashes = {gold: row.hash_for(variant=variant, needs_gold=gold) for gold in (False, True)}
                 todo: list[str] = []
                 for name in metric_names:
                     key = (row.id, name, variant)
@@ -207,7 +236,7 @@ def compute_plan(
                     if current is None:
                         plan.coverage[(name, variant)].missing += 1
                         todo.append(name)
-                    elif current[1:] != (versions[name], hashes[needs_gold[name]]):
+                    elif current[1:] != (versions[name], row.hash_for(variant=variant, needs_gold=needs_gold[name])):
                         plan.coverage[(name, variant)].stale += 1
                         todo.append(name)
                     else:
@@ -220,13 +249,20 @@ def compute_plan(
 
 def _applies(name: str, variant: str, row: _Row) -> bool:
     metric = text_metrics.METRICS[name]
-    if variant == MetricValue.WITH_REFERENCES and (not row.references or metric.family == _GOLD_FAMILY):
+    if variant == MetricValue.WITH_REFERENCES and (metric.family == _GOLD_FAMILY or not row.references):
         return False
-    return metric.applies_to(references=row.references, gold=row.gold)
+    return metric.applies_to(
+        references=row.references if "references" in metric.needs else (),
+        gold=row.gold if "gold" in metric.needs else (),
+    )
 
 
-def _pair(row: _Row) -> "text_metrics.Pair":
-    return text_metrics.Pair(original=row.original, edited=row.edited, references=row.references, gold=row.gold)
+def _pairs(rows: list[_Row], variant: str, names: Sequence[str]) -> list["text_metrics.Pair"]:
+    """The pairs score_pairs gets: references and gold edits only when the variant or a metric reads them."""
+    needs = set().union(*(text_metrics.METRICS[name].needs for name in names))
+    references, gold = variant == MetricValue.WITH_REFERENCES or "references" in needs, "gold" in needs
+    Pair = text_metrics.Pair
+    return [Pair(r.original, r.edited, r.references if references else (), r.gold if gold else ()) for r in rows]
 
 
 def _clean(value: float | None) -> float | None:
@@ -317,8 +353,9 @@ def metric_values_score(
     scores: dict[str, list] = {}
     if rows:
         try:
+            pairs = _pairs(rows, variant, names)
             scores = text_metrics.score_pairs(
-                [_pair(row) for row in rows], list(names), variant=variant, processes=processes, progress=progress
+                pairs, list(names), variant=variant, processes=processes, progress=progress
             )
         except text_metrics.MetricFailed as exc:
             # The chunk's index means nothing to a researcher; the post-edit's id does.
