@@ -49,7 +49,8 @@ class BatchProgress:
 def batch_progress(*, user) -> list[BatchProgress]:
     """One annotator's batches with their counts by status and the first open assignment of each."""
     rows = (
-        Assignment.objects.filter(annotator=user)
+        Assignment.objects.first_pass()
+        .filter(annotator=user)
         .values("item__batch_id", "item__batch__name", "item__project__name")
         .annotate(
             total=Count("id"),
@@ -135,18 +136,23 @@ def project_progress(*, project: Project) -> ProjectProgress:
     conditions or its assignments carry some) per condition, the median active time of submitted
     items, the last activity (latest start, save or submit), and how many submitted post-edits
     carry flags (per flag) and keys no text change corroborates."""
-    rows = Assignment.objects.filter(item__project=project).values_list(
-        "annotator_id",
-        "annotator__username",
-        "item__batch_id",
-        "condition",
-        "status",
-        "post_edit__active_ms",
-        "started",
-        "finished",
-        "post_edit__updated",
-        "post_edit__flags",
-        "post_edit__uncorroborated_keys",
+    # Post-editing work only: reviews are counted on the project's review summary.
+    rows = (
+        Assignment.objects.first_pass()
+        .filter(item__project=project)
+        .values_list(
+            "annotator_id",
+            "annotator__username",
+            "item__batch_id",
+            "condition",
+            "status",
+            "post_edit__active_ms",
+            "started",
+            "finished",
+            "post_edit__updated",
+            "post_edit__flags",
+            "post_edit__uncorroborated_keys",
+        )
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}

@@ -137,7 +137,9 @@ def post_edit_submit(
     )
     spend_tolerance(clock, granted_ms=granted, observed_ms=bound.observed_ms, wall_ms=effort.wall_ms)
     item = post_edit.assignment.item
-    spans = item.spans_for(shown_condition(item.project, post_edit.condition))
+    # A review starts from a person's text, on which the output's spans do not lie.
+    reviewing = post_edit.assignment.reviews_id is not None
+    spans = [] if reviewing else item.spans_for(shown_condition(item.project, post_edit.condition))
     if spans:
         post_edit.extra = {**post_edit.extra, "highlight_edits": highlight_edits(post_edit.start_text, spans, events)}
 

@@ -44,7 +44,11 @@ def finished_url(user) -> str:
 
 
 def navigation_after(assignment: Assignment) -> Navigation:
-    """Where to go once `assignment` is finished: its next open sibling, and its own diff."""
+    """Where to go once `assignment` is finished: its next open sibling, and its own diff; a review
+    goes on to its page, where the reviewer decides."""
+    if assignment.reviews_id is not None:
+        review_url = reverse("review-page", args=[assignment.pk])
+        return Navigation(next_url=review_url, diff_url=review_url)
     return Navigation(
         next_url=next_url_for(assignment.annotator_id, after=assignment), diff_url=diff_url(assignment.pk)
     )

@@ -32,6 +32,8 @@ def shown_highlights(post_edit: PostEdit) -> list[dict]:
     """The error spans to draw over the draft (UTF-16 units, as the browser counts), moved along
     with the edits logged so far; none when the condition shows none or the log does not lead
     to the draft (the overlay would be in the wrong place)."""
+    if post_edit.assignment.reviews_id is not None:
+        return []  # a review starts from a person's text: the output's spans do not lie on it
     item = post_edit.assignment.item
     spans = item.spans_for(shown_condition(item.project, post_edit.condition))
     if not spans:

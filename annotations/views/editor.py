@@ -27,6 +27,7 @@ from annotations.selectors import document_context, start_shown
 from annotations.selectors_editor import editor_place
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
+from annotations.selectors_review import editor_notice, returned_work
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 
@@ -119,7 +120,9 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         if expanded is None:
             raise Http404("No such batch among your assignments.")
         expanded.assignments = list(
-            Assignment.objects.filter(annotator=request.user, item__batch_id=batch_id).select_related("item")
+            Assignment.objects.first_pass()
+            .filter(annotator=request.user, item__batch_id=batch_id)
+            .select_related("item")
         )
         if wants_fragment(request):
             return vary_on_htmx(render(request, "annotations/partials/batch_items.html", {"batch": expanded}))
@@ -129,7 +132,12 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         if next_assignment is None:
             return redirect("participant-done")
         return redirect("editor", assignment_id=next_assignment.pk)
-    context = {"batches": batches, "expanded": expanded, "next_assignment": next_assignment}
+    context = {
+        "batches": batches,
+        "expanded": expanded,
+        "next_assignment": next_assignment,
+        "returned": returned_work(user=request.user),
+    }
     return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 
 
@@ -170,7 +178,12 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
     # The last edit finished under the same condition only: one made under another shows that
     # condition's output on this page.
     previous = (
-        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED, condition=assignment.condition)
+        Assignment.objects.filter(
+            annotator=request.user,
+            status=Assignment.SUBMITTED,
+            condition=assignment.condition,
+            reviews__isnull=assignment.reviews_id is None,
+        )
         .exclude(finished__isnull=True)
         .order_by("-finished")
         .first()
@@ -197,6 +210,7 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
             "from_scratch": post_edit.start_text == "",
             "previous": previous,
             "login_again_url": login_again_url,
+            "notice": editor_notice(assignment=assignment, post_edit=post_edit),
         },
     )
     # Cross-origin isolation: nothing here is loaded from elsewhere, and it gives the
