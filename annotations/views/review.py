@@ -92,6 +92,7 @@ def review_page(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRe
     submitted = review.status == Assignment.SUBMITTED
     edited = "" if post_edit is None else (post_edit.text if submitted else post_edit.draft_text)
     reviewed = review.reviews
+    assert reviewed is not None  # review_of reads reviews only
     context = {
         "review": review,
         "item": review.item,
