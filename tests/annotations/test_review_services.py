@@ -254,3 +254,19 @@ def test_any_reason_is_stored_as_given_stripped_or_refused_by_name(reason):
         assert Assignment.objects.get(pk=post_edit.assignment_id).status == Assignment.IN_PROGRESS
     finally:
         Assignment.objects.all().delete()
+
+
+def test_add_user_gives_and_takes_the_reviewer_group():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("add_user", "revy", "--role", "annotator", "--password", "a long password 1", "--reviewer", stdout=out)
+    user = UserFactory(username="revy")
+    assert is_reviewer(user) and "a reviewer" in out.getvalue()
+    call_command("add_user", "revy", "--role", "researcher", stdout=StringIO())  # the group stays with a new role
+    user = UserFactory(username="revy")
+    assert is_reviewer(user)
+    call_command("add_user", "revy", "--role", "researcher", "--no-reviewer", stdout=StringIO())
+    assert not is_reviewer(UserFactory(username="revy"))
