@@ -239,3 +239,12 @@ def test_a_reviewer_sees_what_the_review_needs_only():
     assert "ANNOTATORTEXT" in pages[2] and f"{SYS_A}-1" in pages[2]  # the text, and the document as "a" shows it
     # The review is no part of the reviewer's own batches.
     assert reverse("editor", args=[review.pk]) not in pages[-1]
+
+
+@pytest.mark.parametrize("huge", [2**63, 10**30])
+def test_ids_beyond_any_column_are_a_404_not_a_500(huge):
+    client = logged_in(reviewer_user())
+    assert client.post(reverse("review-take", args=[huge])).status_code == 404
+    assert client.get(reverse("review-page", args=[huge])).status_code == 404
+    admin = logged_in(UserFactory(username="boss", role="admin"))
+    assert admin.get(reverse("metrics-reviews", args=[huge])).status_code == 404
