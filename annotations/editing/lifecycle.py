@@ -17,7 +17,7 @@ from annotations.editing.clock import (
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
 from annotations.editing.locks import locked_post_edit, visit_of
 from annotations.editing.logs import stored_log
-from annotations.editing.navigation import Navigation, navigation_after, next_url_for
+from annotations.editing.navigation import Navigation, navigation_after, skipped_url
 from annotations.editing.selectors import shown_condition
 from annotations.effort import RATE_LIMIT_KEYS, RATE_WINDOW_MS
 from annotations.highlights import highlight_edits
@@ -208,4 +208,4 @@ def post_edit_skip(*, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str
         assignment.finished = now
         assignment.save(update_fields=["status", "skip_reason", "finished"])
         Visit.objects.filter(pk=visit.pk).update(last_seen_at=now, ended_at=visit.ended_at or now)
-    return next_url_for(assignment.annotator_id, after=assignment)
+    return skipped_url(assignment)

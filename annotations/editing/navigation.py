@@ -35,6 +35,13 @@ def next_url_for(user, *, after: Assignment | None = None) -> str:
     return editor_url(following)
 
 
+def skipped_url(assignment: Assignment) -> str:
+    """Where to go once `assignment` is skipped: the next open item, or for a review the review queue."""
+    if assignment.reviews_id is not None:
+        return reverse("review-queue")
+    return next_url_for(assignment.annotator_id, after=assignment)
+
+
 def finished_url(user) -> str:
     """Where an annotator with nothing open goes: a crowd participant to its completion page
     (code or completion URL), everyone else to the annotator home."""

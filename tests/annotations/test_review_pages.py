@@ -248,3 +248,21 @@ def test_ids_beyond_any_column_are_a_404_not_a_500(huge):
     assert client.get(reverse("review-page", args=[huge])).status_code == 404
     admin = logged_in(UserFactory(username="boss", role="admin"))
     assert admin.get(reverse("metrics-reviews", args=[huge])).status_code == 404
+
+
+def test_a_skipped_review_goes_back_to_the_queue_and_the_post_edit_waits_again():
+    assignment = AssignmentFactory(status=Assignment.SUBMITTED)
+    post_edit = PostEdit.objects.create(assignment=assignment, text="Done.", draft_text="Done.")
+    client = logged_in(reviewer_user())
+    client.post(reverse("review-take", args=[post_edit.pk]))
+    review = Assignment.objects.reviews().get()
+    review_pe, page_id = page_of(client, review.pk)
+    response = post_json(client, url("skip", review_pe), {"page_id": page_id, "reason": "Not my language pair."})
+    assert response.status_code == 200, response.content
+    assert response.json()["next_url"] == reverse("review-queue")
+    review.refresh_from_db()
+    assert (review.status, review.skip_reason) == (Assignment.SKIPPED, "Not my language pair.")
+    assert (
+        reverse("review-take", args=[post_edit.pk])
+        in logged_in(reviewer_user("rev2")).get(reverse("review-queue")).content.decode()
+    )
