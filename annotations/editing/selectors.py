@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotations.design import Condition, DesignError
 from annotations.editing.clock import bounded_effort, granted_tolerance_ms
 from annotations.editing.logs import stored_log
-from annotations.editing.navigation import next_url_for
+from annotations.editing.navigation import navigation_after
 from annotations.highlights import highlight_edits
 from annotations.models import PostEdit, Visit
 from annotations.replay import replay
@@ -63,7 +63,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
             "draft": reverse("api-post-edit-draft", args=[post_edit.pk]),
             "submit": reverse("api-post-edit-submit", args=[post_edit.pk]),
             "skip": reverse("api-post-edit-skip", args=[post_edit.pk]),
-            "next": next_url_for(assignment.annotator_id, after=assignment),
+            "next": navigation_after(assignment).next_url,  # a review: on to its page
         },
         "csrf_token": csrf_token,
         "highlights": shown_highlights(post_edit),

@@ -83,7 +83,9 @@ def test_the_whole_review_flow_through_the_pages():
     response = rev.post(take_url)
     review = Assignment.objects.reviews().get()
     assert response.status_code == 302 and response["Location"] == reverse("editor", args=[review.pk])
-    editor_page = rev.get(response["Location"]).content.decode()
+    editor_response = rev.get(response["Location"])
+    assert editor_response.context["config"]["urls"]["next"] == reverse("review-page", args=[review.pk])
+    editor_page = editor_response.content.decode()
     assert 'id="review-note"' in editor_page and EDITED in editor_page
     assert "anna" not in editor_page
     # The review's own queue row leads to the editor until it is submitted.
