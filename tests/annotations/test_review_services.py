@@ -270,3 +270,21 @@ def test_add_user_gives_and_takes_the_reviewer_group():
     assert is_reviewer(user)
     call_command("add_user", "revy", "--role", "researcher", "--no-reviewer", stdout=StringIO())
     assert not is_reviewer(UserFactory(username="revy"))
+
+
+def test_erasing_a_participants_texts_erases_the_reviews_copies_of_them():
+    from annotations.models import Participant
+    from annotations.services.erasure import participant_log_erase
+
+    walker = UserFactory(username="walker-0", role="annotator")
+    post_edit = submitted(annotator=walker, text="PERSONAL-TEXT-91")
+    project = post_edit.assignment.item.project
+    participant = Participant.objects.create(
+        user=walker, project=project, platform_id="walker-0", platform_key="walker-0", slot=0
+    )
+    review = review_assign(post_edit=post_edit, reviewer=reviewer_user())
+    finish(review, "PERSONAL-TEXT-91 fixed")
+    participant_log_erase(project=project, participant=participant)
+    assert not PostEdit.objects.filter(text__contains="PERSONAL-TEXT-91").exists()
+    assert not PostEdit.objects.filter(start_override__contains="PERSONAL-TEXT-91").exists()
+    assert not Assignment.objects.reviews().exists()
