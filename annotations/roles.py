@@ -1,7 +1,9 @@
-"""The three roles of editlab, as Django groups (created by a migration).
+"""The three roles of editlab, as Django groups (created by a migration), and the reviewer group.
 
 admin: staff who manage projects and people; annotator: edits only their own
-assignments; researcher: reads everything, changes nothing.
+assignments; researcher: reads everything, changes nothing. Reviewer is held beside a role
+(an annotator or researcher who also reviews): it lets its holder take a second pass over
+other people's submitted post-edits; an admin can always review.
 """
 
 from collections.abc import Callable
@@ -18,6 +20,8 @@ ADMIN = "admin"
 ANNOTATOR = "annotator"
 RESEARCHER = "researcher"
 ROLES = (ADMIN, ANNOTATOR, RESEARCHER)
+# Not a role (a user holds one role): a group held beside it.
+REVIEWER = "reviewer"
 
 
 def _groups(user) -> set[str]:
@@ -74,6 +78,11 @@ def is_participant(user) -> bool:
     return is_annotator(user) and hasattr(user, "participant")
 
 
+def is_reviewer(user) -> bool:
+    """Whether the user may review submitted post-edits: holders of the reviewer group, and admins."""
+    return user.is_authenticated and user.is_active and (is_admin(user) or REVIEWER in _groups(user))
+
+
 def can_read_all(user) -> bool:
     """Admins and researchers see every project, item and post-edit."""
     return is_admin(user) or is_researcher(user)
@@ -118,13 +127,25 @@ def role_required(*roles: str, message: str = "", hidden: bool = False) -> Calla
 
 
 def set_role(user, role: str) -> None:
-    """Give the user exactly one role; admins are staff, the others are not."""
+    """Give the user exactly one role (the reviewer group, held beside a role, stays); admins are
+    staff, the others are not."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role!r}: choose one of {', '.join(ROLES)}")
-    user.groups.set([Group.objects.get(name=role)])
+    kept = list(user.groups.filter(name=REVIEWER)) if user.pk else []
+    user.groups.set([Group.objects.get(name=role), *kept])
     user.is_staff = role == ADMIN
     user.save(update_fields=["is_staff"])
-    user._editlab_groups = {role}
+    user._editlab_groups = {role, *(group.name for group in kept)}
+
+
+def set_reviewer(user, reviewer: bool) -> None:
+    """Give the user the reviewer group, or take it away; their role is left as it is."""
+    group = Group.objects.get(name=REVIEWER)
+    if reviewer:
+        user.groups.add(group)
+    else:
+        user.groups.remove(group)
+    user._editlab_groups = None
 
 
 def role_of(user) -> str | None:
@@ -145,6 +166,7 @@ def roles_context(request: HttpRequest) -> dict:
         "user_is_admin": is_admin(user),
         "user_is_researcher": is_researcher(user),
         "user_is_annotator": is_annotator(user),
+        "user_is_reviewer": is_reviewer(user),
         # Read only by a page that asks (base.html, for annotators): participants see only the study.
         "user_is_participant": SimpleLazyObject(lambda: is_participant(user)),
     }

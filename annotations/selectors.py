@@ -121,9 +121,9 @@ def document_context(*, assignment: Assignment) -> list[ContextSegment]:
         siblings = siblings[max(0, index - window) : index + window + 1]
     own = {
         a.item_id: a
-        for a in Assignment.objects.filter(annotator_id=assignment.annotator_id, item__in=siblings).select_related(
-            "post_edit"
-        )
+        for a in Assignment.objects.first_pass()
+        .filter(annotator_id=assignment.annotator_id, item__in=siblings)
+        .select_related("post_edit")
     }
     conditions = declared_by_name(project)
     name = assignment.condition

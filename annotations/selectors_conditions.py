@@ -48,7 +48,8 @@ def designed_conditions(*, project: Project) -> list[str]:
 def condition_usage(*, project: Project) -> dict[str, ConditionUsage]:
     """Per condition name: the assignments and post-edits that carry it, and whether the design does."""
     rows = (
-        Assignment.objects.filter(item__project=project)
+        Assignment.objects.first_pass()
+        .filter(item__project=project)
         .exclude(condition="")
         .values("condition")
         .annotate(

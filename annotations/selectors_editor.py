@@ -60,9 +60,12 @@ def editor_place(*, assignment: Assignment, participant: bool) -> EditorPlace:
         False: reverse("editor_diff", args=[marker]).replace(str(marker), "{}"),
     }
     rows = list(
-        Assignment.objects.filter(annotator_id=assignment.annotator_id, item__project_id=item.project_id).values_list(
-            "pk", "status", "item__external_id", "item__document", "item__batch_id", "condition"
-        )
+        # A review lists the reviewer's reviews, post-editing work the rest of their work.
+        Assignment.objects.filter(
+            annotator_id=assignment.annotator_id,
+            item__project_id=item.project_id,
+            reviews__isnull=assignment.reviews_id is None,
+        ).values_list("pk", "status", "item__external_id", "item__document", "item__batch_id", "condition")
     )
     links: list[SegmentLink] = []
     group: list[SegmentLink] = []

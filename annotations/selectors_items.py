@@ -33,7 +33,7 @@ class Page:
 
 def _selected(project: Project, filters: ItemFilters) -> QuerySet:
     """The project's assignments the filters select (all of them when none is set)."""
-    assignments = Assignment.objects.filter(item__project=project)
+    assignments = Assignment.objects.first_pass().filter(item__project=project)
     if filters.annotator:
         assignments = assignments.filter(annotator__username=filters.annotator)
     if filters.status:
@@ -232,7 +232,8 @@ def item_detail(*, item: Item) -> ItemDetail:
     """The item's texts (source, model output, each system's output cut at its highlights, references) and
     its post-edits (every assignment of it: annotator, condition, status, effort, flags, the text) in one query."""
     assignments = (
-        Assignment.objects.filter(item=item)
+        Assignment.objects.first_pass()
+        .filter(item=item)
         .select_related("annotator", "post_edit")
         .defer("post_edit__draft_text", "post_edit__extra", "post_edit__replay_divergence")
         .order_by("id")

@@ -51,7 +51,8 @@ class BatchProgress:
 def batch_progress(*, user) -> list[BatchProgress]:
     """One annotator's batches with their counts by status and the first open assignment of each."""
     rows = (
-        Assignment.objects.filter(annotator=user)
+        Assignment.objects.first_pass()
+        .filter(annotator=user)
         .values("item__batch_id", "item__batch__name", "item__project__name")
         .annotate(
             total=Count("id"),
@@ -141,7 +142,8 @@ def project_progress(*, project: Project) -> ProjectProgress:
     Aggregated by the database, in the same few queries whatever the number of assignments: one
     grouped scan of the assignments (counts, latest moments, flags, keys), one reading the submitted
     post-edits' active times for the medians (when any has one) and two counts of items."""
-    assignments = Assignment.objects.filter(item__project=project).order_by()
+    # Post-editing work only: reviews are counted on the project's review summary.
+    assignments = Assignment.objects.first_pass().filter(item__project=project).order_by()
     groups = assignments.values("annotator_id", "item__batch_id", "condition", "status", "post_edit__flags").annotate(
         n=Count("id"),
         started_max=Max("started"),

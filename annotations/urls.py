@@ -6,6 +6,7 @@ from annotations.views import items as item_views
 from annotations.views import participants as participant_views
 from annotations.views import questionnaires as questionnaire_views
 from annotations.views import replay as replay_views
+from annotations.views import review as review_views
 from annotations.views import users as user_views
 
 urlpatterns: list = [
@@ -16,6 +17,10 @@ urlpatterns: list = [
     # The rater's error-span task (annotations/views/evaluate.py).
     path("evaluate/", evaluate.evaluation_list, name="evaluations"),
     path("evaluate/<int:evaluation_id>/", evaluate.evaluation_task, name="evaluation"),
+    # Reviews (annotations/views/review.py): the queue, taking one (then the editor), its page and decision.
+    path("review/", review_views.queue_page, name="review-queue"),
+    path("review/take/<int:post_edit_id>/", review_views.take, name="review-take"),
+    path("review/<int:assignment_id>/", review_views.review_page, name="review-page"),
     # Admin pages (annotations/views/manage.py); researchers read them, only admins post.
     path("manage/projects/", manage.project_list, name="manage-projects"),
     path("manage/projects/new/", manage.project_create, name="manage-project-create"),

@@ -12,7 +12,8 @@ effort can be trusted (uncorroborated_keys; flags, space-separated, e.g. "wall_c
 keys_uncorroborated key_rate"; definition_version, "1", "2" or "3" for live edits), then how an LLM
 made the row's text when one did (gen_run ... gen_latency_ms: generation.selectors), then one column per
 metric and variant (`compression`, `compression__with_references`, ...) for every metric
-with a stored value in the project. Missing values are empty (CSV) or null.
+with a stored value in the project, then, in a project with reviews, the latest submitted review of the
+row's post-edit (review_round ... review_ter: metrics.reviews). Missing values are empty (CSV) or null.
 
 Practice items' post-edits are left out unless include_practice: they warm participants up and
 are no part of the study (DESIGN.md, "Participant"). An LLM's synthetic edits (origin `simulated`,
@@ -48,6 +49,15 @@ from generation.selectors import (
     export_provenance_source,
 )
 from metrics.models import MetricValue
+from metrics.reviews import (
+    EMPTY_REVIEW,
+    REVIEW_COLUMNS,
+    REVIEW_FLOAT_COLUMNS,
+    REVIEW_INT_COLUMNS,
+    REVIEW_TEXT_COLUMNS,
+    project_has_reviews,
+    review_columns,
+)
 from metrics.selectors import VARIANTS, metric_column, post_edit_queryset, stored_metric_names
 
 PAGE_SIZE = 2000
@@ -110,6 +120,7 @@ class ExportSpec:
     include_practice: bool = False
     include_simulated: bool = False
     provenance: ProvenanceSource | None = None  # None: the project has no generation run
+    reviews: bool = False  # the project has reviews: the review columns come last
 
     @property
     def columns(self) -> list[str]:
@@ -120,6 +131,7 @@ class ExportSpec:
             *QUALITY_COLUMNS,
             *PROVENANCE_COLUMNS,
             *(c for c, _, _ in self.metric_columns),
+            *(REVIEW_COLUMNS if self.reviews else ()),
         ]
 
     def queryset(self) -> QuerySet[PostEdit]:
@@ -161,6 +173,7 @@ def export_spec(
         include_practice=include_practice,
         include_simulated=include_simulated,
         provenance=export_provenance_source(project),
+        reviews=project_has_reviews(project),
     )
 
 
@@ -205,6 +218,7 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
                 if column is not None:
                     values.setdefault(pe, {})[column] = value
         made = export_provenance(spec.provenance, page)
+        reviewed = review_columns([row["id"] for row in page]) if spec.reviews else {}
         rows = []
         for row in page:
             instruction = row["item_instruction"] or row["drawn_instruction"] or project_instruction
@@ -227,6 +241,8 @@ def export_pages(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[li
             stored = values.get(row["id"], {})
             for column, _, _ in spec.metric_columns:
                 out[column] = stored.get(column)
+            if spec.reviews:
+                out.update(reviewed.get(row["id"], EMPTY_REVIEW))
             rows.append(out)
         yield rows
 
@@ -255,6 +271,7 @@ def stream_csv(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[byte
     columns = spec.columns
     writer.writerow(columns)
     text_columns = {*TEXT_COLUMNS, *DESIGN_TEXT_COLUMNS, "flags", "definition_version", *PROVENANCE_TEXT_COLUMNS}
+    text_columns |= set(REVIEW_TEXT_COLUMNS)
     for rows in export_pages(spec, page_size=page_size):
         for row in rows:
             writer.writerow([_csv_cell(row[c], text=c in text_columns) for c in columns])
@@ -298,6 +315,12 @@ def parquet_schema(spec: ExportSpec) -> pa.Schema:
             for c in PROVENANCE_COLUMNS
         ]
         + [pa.field(c, pa.float64()) for c, _, _ in spec.metric_columns]
+        + [
+            pa.field(
+                c, pa.int64() if c in REVIEW_INT_COLUMNS else pa.float64() if c in REVIEW_FLOAT_COLUMNS else pa.string()
+            )
+            for c in (REVIEW_COLUMNS if spec.reviews else ())
+        ]
     )
 
 

@@ -65,9 +65,8 @@ _BASE_VALUES = {
 
 def projects_with_submitted() -> QuerySet[Project]:
     """Every project by name, each with `submitted`: how many of its assignments are submitted."""
-    return Project.objects.annotate(
-        submitted=Count("items__assignments", filter=Q(items__assignments__status=Assignment.SUBMITTED))
-    ).order_by("name")
+    done = Q(items__assignments__status=Assignment.SUBMITTED, items__assignments__reviews__isnull=True)
+    return Project.objects.annotate(submitted=Count("items__assignments", filter=done)).order_by("name")
 
 
 def metrics_per_project(project_ids: Sequence[int]) -> dict[int, int]:
@@ -112,7 +111,8 @@ def post_edit_queryset(
     post-edits of practice items (Item.practice); the analysis does by default, the default here
     keeps every caller's rows as they were. An LLM's simulated edits (no time, no keys) are left out
     of every human analysis and export unless include_simulated (metric computation asks for them)."""
-    qs = PostEdit.objects.completed().filter(assignment__item__project=project)
+    # First-pass post-edits only: a reviewer's edit of a submitted post-edit is a review (reviews.py).
+    qs = PostEdit.objects.completed().first_pass().filter(assignment__item__project=project)
     if not include_simulated:
         qs = qs.human()
     if exclude_flagged:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metrics.views import exports, jobs, quality, report, report_plots
+from metrics.views import exports, jobs, quality, report, report_plots, reviews
 
 urlpatterns: list = [
     # Metric values, jobs and exports (metrics/views/jobs.py, exports.py): researchers and admins.
@@ -10,6 +10,8 @@ urlpatterns: list = [
     path("research/<int:project_id>/metrics/jobs/<int:job_id>/", jobs.job_page, name="metrics-job"),
     path("research/<int:project_id>/metrics/jobs/<int:job_id>/retry/", jobs.job_retry, name="metrics-job-retry"),
     path("research/<int:project_id>/metrics/export/", exports.export_download, name="metrics-export"),
+    # The review summary (metrics/views/reviews.py): researchers and admins.
+    path("research/<int:project_id>/reviews/", reviews.review_summary_page, name="metrics-reviews"),
     # Analysis reports (metrics/views/report.py): researchers and admins.
     path("research/reports/", report.report_projects, name="metrics-reports"),
     path("research/<int:project_id>/report/", report.report_page, name="metrics-report"),

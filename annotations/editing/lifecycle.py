@@ -17,7 +17,7 @@ from annotations.editing.clock import (
 from annotations.editing.errors import DraftConflict, InvalidInput, PostEditClosed, ensure_text
 from annotations.editing.locks import locked_post_edit, visit_of
 from annotations.editing.logs import stored_log
-from annotations.editing.navigation import Navigation, navigation_after, next_url_for
+from annotations.editing.navigation import Navigation, navigation_after, skipped_url
 from annotations.editing.selectors import shown_condition
 from annotations.effort import RATE_LIMIT_KEYS, RATE_WINDOW_MS
 from annotations.highlights import highlight_edits
@@ -137,7 +137,9 @@ def post_edit_submit(
     )
     spend_tolerance(clock, granted_ms=granted, observed_ms=bound.observed_ms, wall_ms=effort.wall_ms)
     item = post_edit.assignment.item
-    spans = item.spans_for(shown_condition(item.project, post_edit.condition))
+    # A review starts from a person's text, on which the output's spans do not lie.
+    reviewing = post_edit.assignment.reviews_id is not None
+    spans = [] if reviewing else item.spans_for(shown_condition(item.project, post_edit.condition))
     if spans:
         post_edit.extra = {**post_edit.extra, "highlight_edits": highlight_edits(post_edit.start_text, spans, events)}
 
@@ -206,4 +208,4 @@ def post_edit_skip(*, post_edit: PostEdit, page_id: uuid.UUID | str, reason: str
         assignment.finished = now
         assignment.save(update_fields=["status", "skip_reason", "finished"])
         Visit.objects.filter(pk=visit.pk).update(last_seen_at=now, ended_at=visit.ended_at or now)
-    return next_url_for(assignment.annotator_id, after=assignment)
+    return skipped_url(assignment)

@@ -35,6 +35,13 @@ def next_url_for(user, *, after: Assignment | None = None) -> str:
     return editor_url(following)
 
 
+def skipped_url(assignment: Assignment) -> str:
+    """Where to go once `assignment` is skipped: the next open item, or for a review the review queue."""
+    if assignment.reviews_id is not None:
+        return reverse("review-queue")
+    return next_url_for(assignment.annotator_id, after=assignment)
+
+
 def finished_url(user) -> str:
     """Where an annotator with nothing open goes: a crowd participant to its completion page
     (code or completion URL), everyone else to the annotator home."""
@@ -44,7 +51,11 @@ def finished_url(user) -> str:
 
 
 def navigation_after(assignment: Assignment) -> Navigation:
-    """Where to go once `assignment` is finished: its next open sibling, and its own diff."""
+    """Where to go once `assignment` is finished: its next open sibling, and its own diff; a review
+    goes on to its page, where the reviewer decides."""
+    if assignment.reviews_id is not None:
+        review_url = reverse("review-page", args=[assignment.pk])
+        return Navigation(next_url=review_url, diff_url=review_url)
     return Navigation(
         next_url=next_url_for(assignment.annotator_id, after=assignment), diff_url=diff_url(assignment.pk)
     )

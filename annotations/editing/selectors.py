@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotations.design import Condition, DesignError
 from annotations.editing.clock import bounded_effort, granted_tolerance_ms
 from annotations.editing.logs import stored_log
-from annotations.editing.navigation import next_url_for
+from annotations.editing.navigation import navigation_after
 from annotations.highlights import highlight_edits
 from annotations.models import PostEdit, Visit
 from annotations.replay import replay
@@ -32,6 +32,8 @@ def shown_highlights(post_edit: PostEdit) -> list[dict]:
     """The error spans to draw over the draft (UTF-16 units, as the browser counts), moved along
     with the edits logged so far; none when the condition shows none or the log does not lead
     to the draft (the overlay would be in the wrong place)."""
+    if post_edit.assignment.reviews_id is not None:
+        return []  # a review starts from a person's text: the output's spans do not lie on it
     item = post_edit.assignment.item
     spans = item.spans_for(shown_condition(item.project, post_edit.condition))
     if not spans:
@@ -61,7 +63,7 @@ def editor_config(*, post_edit: PostEdit, visit: Visit, csrf_token: str) -> dict
             "draft": reverse("api-post-edit-draft", args=[post_edit.pk]),
             "submit": reverse("api-post-edit-submit", args=[post_edit.pk]),
             "skip": reverse("api-post-edit-skip", args=[post_edit.pk]),
-            "next": next_url_for(assignment.annotator_id, after=assignment),
+            "next": navigation_after(assignment).next_url,  # a review: on to its page
         },
         "csrf_token": csrf_token,
         "highlights": shown_highlights(post_edit),

@@ -3,7 +3,7 @@ annotator made of one: the text, its effort, its flags)."""
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from annotations.models.projects import Item
@@ -50,7 +50,15 @@ class AssignmentQuerySet(QuerySet):
         return self.filter(annotator=user)
 
     def open_for(self, user) -> "AssignmentQuerySet":
-        return self.filter(annotator=user).open()
+        """The user's open post-editing work (their open reviews are on the review queue)."""
+        return self.filter(annotator=user).first_pass().open()
+
+    def first_pass(self) -> "AssignmentQuerySet":
+        """Post-editing work: not a review of someone's submitted post-edit."""
+        return self.filter(reviews__isnull=True)
+
+    def reviews(self) -> "AssignmentQuerySet":
+        return self.filter(reviews__isnull=False)
 
     def open(self) -> "AssignmentQuerySet":
         """Not yet closed: pending or in progress."""
@@ -65,7 +73,14 @@ class AssignmentQuerySet(QuerySet):
         return self.exclude(post_edit__origin=PostEdit.IMPORTED)
 
 
+ACCEPTED = "accepted"
+RETURNED = "returned"
+DECISION_CHOICES = [("", "not decided"), (ACCEPTED, "accepted"), (RETURNED, "returned")]
+
+
 class Assignment(models.Model):
+    ACCEPTED = ACCEPTED
+    RETURNED = RETURNED
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
     SUBMITTED = "submitted"
@@ -91,6 +106,19 @@ class Assignment(models.Model):
     queue_position = models.PositiveIntegerField(
         null=True, blank=True, help_text="Order in the annotator's queue (designed studies), else batch order."
     )
+    # A review (MateCat's Revise): the reviewer's assignment of the same item, its post-edit starting
+    # from the reviewed post-edit's submitted text; null for post-editing work.
+    reviews = models.ForeignKey(
+        "PostEdit",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="reviews",
+        help_text="The submitted post-edit this assignment reviews (null: post-editing work).",
+    )
+    review_decision = models.CharField(max_length=20, choices=DECISION_CHOICES, blank=True)
+    review_reason = models.TextField(blank=True, help_text="Why the review returned the post-edit.")
+    review_decided_at = models.DateTimeField(null=True, blank=True)
 
     objects = AssignmentQuerySet.as_manager()
 
@@ -104,7 +132,21 @@ class Assignment(models.Model):
             "id",
         ]
         constraints = [
-            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_unique_item_annotator"),
+            # One post-editing assignment per item and annotator; a reviewer may review an item's
+            # post-edit again after it was returned and submitted anew.
+            models.UniqueConstraint(
+                fields=["item", "annotator"],
+                condition=Q(reviews__isnull=True),
+                name="assignment_unique_item_annotator",
+            ),
+            # At most one review of a post-edit still to decide (one not skipped by its reviewer).
+            models.UniqueConstraint(
+                fields=["reviews"],
+                condition=Q(
+                    reviews__isnull=False, review_decision="", status__in=("pending", "in_progress", "submitted")
+                ),
+                name="assignment_one_open_review",
+            ),
         ]
         indexes = [models.Index(fields=["annotator", "status"])]
 
@@ -118,6 +160,10 @@ class Assignment(models.Model):
     @property
     def is_closed(self) -> bool:
         return self.status in self.CLOSED
+
+    @property
+    def is_review(self) -> bool:
+        return self.reviews_id is not None
 
 
 def start_text_of_post_edit() -> Coalesce:
@@ -136,6 +182,13 @@ class PostEditQuerySet(QuerySet):
 
     def completed(self) -> "PostEditQuerySet":
         return self.filter(assignment__status=Assignment.SUBMITTED)
+
+    def first_pass(self) -> "PostEditQuerySet":
+        """Post-edits of post-editing work: never a reviewer's edit of someone's submitted post-edit."""
+        return self.filter(assignment__reviews__isnull=True)
+
+    def reviews(self) -> "PostEditQuerySet":
+        return self.filter(assignment__reviews__isnull=False)
 
     def human(self) -> "PostEditQuerySet":
         """Post-edits people made (live or imported): never an LLM's simulated edit, which has no time

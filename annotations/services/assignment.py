@@ -60,7 +60,7 @@ def batch_assign(
         items_by_batch[batch_id].append(item_id)
     holders: dict[int, set[int]] = defaultdict(set)
     # A finished study's imported post-edits stay for comparison; they do not fill the overlap.
-    live = Assignment.objects.live().filter(item__batch__in=batches)
+    live = Assignment.objects.live().first_pass().filter(item__batch__in=batches)
     for item_id, user_id in live.values_list("item_id", "annotator_id"):
         holders[item_id].add(user_id)
     load = {a.pk: 0 for a in annotators}
@@ -103,7 +103,8 @@ def batch_assign(
 
 def _project_loads(project: Project, *, user_ids: list[int]) -> Iterable[tuple[int, int]]:
     return (
-        Assignment.objects.filter(item__project=project, annotator_id__in=user_ids)
+        Assignment.objects.first_pass()
+        .filter(item__project=project, annotator_id__in=user_ids)
         .values("annotator_id")
         .annotate(n=Count("id"))
         .values_list("annotator_id", "n")
@@ -160,9 +161,9 @@ def assignment_reassign(
     rows = _locked(assignments)
     movable, result = _split_withdrawable(rows, force=force)
     already = set(
-        Assignment.objects.filter(annotator=to_annotator, item_id__in=[a.item_id for a in movable]).values_list(
-            "item_id", flat=True
-        )
+        Assignment.objects.first_pass()
+        .filter(annotator=to_annotator, item_id__in=[a.item_id for a in movable])
+        .values_list("item_id", flat=True)
     )
     moving = [a for a in movable if a.item_id not in already]
     result.skipped_already_assigned = len(movable) - len(moving)
@@ -195,9 +196,11 @@ def _refuse_mixed_conditions(moving: list[Assignment], to_annotator) -> None:
         if assignment.item_id in document_of:
             conditions[document_of[assignment.item_id]].add(assignment.condition)
     names = {document for _, document in conditions}
-    for project_id, document, condition in Assignment.objects.filter(
-        annotator=to_annotator, item__document__in=names
-    ).values_list("item__project_id", "item__document", "condition"):
+    for project_id, document, condition in (
+        Assignment.objects.first_pass()
+        .filter(annotator=to_annotator, item__document__in=names)
+        .values_list("item__project_id", "item__document", "condition")
+    ):
         if (project_id, document) in conditions:
             conditions[(project_id, document)].add(condition)
     for (_, document), found in sorted(conditions.items()):

@@ -29,6 +29,7 @@ from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
 from annotations.services.questionnaires import post_questionnaires_due
 from annotations.views.questionnaires import study_gate
+from annotations.selectors_review import editor_notice, returned_work
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 from editlab.refusals import attempt
@@ -122,7 +123,9 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         if expanded is None:
             raise Http404("No such batch among your assignments.")
         expanded.assignments = list(
-            Assignment.objects.filter(annotator=request.user, item__batch_id=batch_id).select_related("item")
+            Assignment.objects.first_pass()
+            .filter(annotator=request.user, item__batch_id=batch_id)
+            .select_related("item")
         )
         if wants_fragment(request):
             return vary_on_htmx(render(request, "annotations/partials/batch_items.html", {"batch": expanded}))
@@ -137,6 +140,7 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         "expanded": expanded,
         "next_assignment": next_assignment,
         "questionnaires_due": post_questionnaires_due(user=request.user),  # docs/quality.md
+        "returned": returned_work(user=request.user),
     }
     return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 
@@ -183,7 +187,12 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
     # The last edit finished under the same condition only: one made under another shows that
     # condition's output on this page.
     previous = (
-        Assignment.objects.filter(annotator=request.user, status=Assignment.SUBMITTED, condition=assignment.condition)
+        Assignment.objects.filter(
+            annotator=request.user,
+            status=Assignment.SUBMITTED,
+            condition=assignment.condition,
+            reviews__isnull=assignment.reviews_id is None,
+        )
         .exclude(finished__isnull=True)
         .order_by("-finished")
         .first()
@@ -210,6 +219,7 @@ def editor(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRespons
             "from_scratch": post_edit.start_text == "",
             "previous": previous,
             "login_again_url": login_again_url,
+            "notice": editor_notice(assignment=assignment, post_edit=post_edit),
         },
     )
     # Cross-origin isolation: nothing here is loaded from elsewhere, and it gives the

@@ -281,6 +281,11 @@ ROUTES: dict[str, Routes] = {
     "join": plain(query="?PROLIFIC_PID=PID-HT", token=lambda w, v: w.token),
     "participant-done": plain(methods=("get",)),
     "study-form": plain(project_id=lambda w, v: w.project.pk, phase="consent"),
+    # ---- reviews: for reviewers (tests/annotations/test_review_pages.py: what a reviewer sees)
+    "review-queue": refused(),
+    "review-take": refused(post_edit_id=lambda w, v: v.post_edit.pk),
+    "review-page": refused(assignment_id=lambda w, v: v.submitted.pk),
+    "metrics-reviews": refused(**PROJECT_ID),
     # ---- the management and research side: refused to annotators
     "api-project-create": refused(),
     "api-project-update": refused(**PROJECT_ID),

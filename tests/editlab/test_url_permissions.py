@@ -46,6 +46,7 @@ from annotations.models import (
     Visit,
 )
 from annotations.services.join_links import join_link_open
+from annotations.services.review import review_assign
 from metrics.models import MetricJob, MetricValue
 from tests.factories import (
     AssignmentFactory,
@@ -125,6 +126,7 @@ class World:
     other_project: Project | None = None  # Bob's: no participation link yet
     participant: Participant | None = None  # a crowd participant of Bob's project, with a submitted edit
     evaluation: Evaluation | None = None  # Anna's pending evaluation of an output
+    review: Assignment | None = None  # the admin's review of one of Anna's post-edits, submitted, not decided
 
 
 def _editor_payload(extra: Callable[["World"], dict]) -> Callable[["World"], dict]:
@@ -385,6 +387,20 @@ ROUTES: dict[str, Route] = {
         data=lambda w: {"page_id": "9b2c1c7e-3f3a-4c55-9a57-7a1f58f3c1a0", "last_seq": -1, "spans": []},
         json=True,
     ),
+    # ---- reviews: reviewers (a group none of these roles holds) and admins; researchers read a review
+    "review-queue": Route(get=PAGE_ADMINS, post=PAGE_NO_POST),
+    "review-take": Route(
+        kwargs=lambda w: {"post_edit_id": w.done.post_edit.pk},
+        get=PAGE_NO_GET,
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/edit/")),
+    ),
+    "review-page": Route(
+        kwargs=lambda w: {"assignment_id": w.review.pk},
+        get=by_role(LOGIN, 403, 403, 200, 200),
+        post=by_role(LOGIN, 403, 403, 403, Redirect("/review/")),
+        data=lambda w: {"decision": "returned", "reason": "Too literal."},
+    ),
+    "metrics-reviews": Route(kwargs=PROJECT_ID, get=PAGE_READERS, post=PAGE_NO_POST),
     # ---- admin pages (researchers read)
     "manage-projects": Route(get=PAGE_READERS, post=PAGE_NO_POST),
     "manage-project-create": Route(
@@ -716,6 +732,9 @@ def build_world() -> World:
     world.join_link = join_link_open(project=project, completion_code="C0DE")
     world.other_project = bobs.project
     walker = UserFactory(username="walker-0", role="annotator")
+    world.review = review_assign(post_edit=extra, reviewer=users["admin"])  # admins always review
+    PostEdit.objects.filter(assignment=world.review).update(text="Reviewed text.", draft_text="Reviewed text.")
+    Assignment.objects.filter(pk=world.review.pk).update(status=Assignment.SUBMITTED)
     world.participant = Participant.objects.create(
         user=walker, project=bobs.project, platform_id="walker-0", platform_key="walker-0", slot=0
     )
