@@ -27,9 +27,9 @@ from annotations.selectors import document_context, start_shown
 from annotations.selectors_editor import editor_place
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
+from annotations.selectors_review import editor_notice, returned_work
 from annotations.services.questionnaires import post_questionnaires_due
 from annotations.views.questionnaires import study_gate
-from annotations.selectors_review import editor_notice, returned_work
 from editlab.http import AuthenticatedHttpRequest, render_page, vary_on_htmx, wants_fragment
 from editlab.limits import parse_id
 from editlab.refusals import attempt

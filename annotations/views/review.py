@@ -18,9 +18,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotations.models import Assignment, PostEdit
 from annotations.roles import can_read_all, is_reviewer
 from annotations.selectors_review import review_of, review_queue
-from annotations.services.review import REASON_MAX_CHARS, ReviewError, review_assign, review_decide
+from annotations.services.review import REASON_MAX_CHARS, review_assign, review_decide
 from annotations.views.editor import diff_marks, word_diff
 from editlab.http import AuthenticatedHttpRequest, render_page
+from editlab.refusals import attempt
 
 
 def reviewers_only(view: Callable) -> Callable:
@@ -79,12 +80,10 @@ def review_page(request: AuthenticatedHttpRequest, assignment_id: int) -> HttpRe
     if request.method == "POST":
         if not own:
             raise PermissionDenied("Only the review's reviewer decides it.")
-        try:
-            review_decide(review=review, reviewer=request.user, decision=decision, reason=reason)
-        except ReviewError as exc:  # the page again, the reason as typed, the refusal named
-            problem, status = str(exc), exc.status
-        else:
+        decided = attempt(review_decide, review=review, reviewer=request.user, decision=decision, reason=reason)
+        if decided.refusal is None:
             return redirect("review-page", assignment_id=review.pk)
+        problem, status = str(decided.refusal), decided.refusal.status  # the page again, the reason as typed
         review = review_of(assignment_id=assignment_id, user=request.user)
         assert review is not None
     post_edit = getattr(review, "post_edit", None)
