@@ -124,22 +124,24 @@ def intraclass(units, raters, values, *, level: float = 0.95) -> ICC | None:
     if n < 2 or k < 2:
         return None
     grand = x.mean()
-    ss_rows = k * float(np.sum((x.mean(axis=1) - grand) ** 2))
-    ss_cols = n * float(np.sum((x.mean(axis=0) - grand) ** 2))
-    ss_total = float(np.sum((x - grand) ** 2))
+    # numpy floats, as pingouin computes: a matrix the model fits exactly (no error, or no spread) gives
+    # inf or NaN (None in JSON), never a ZeroDivisionError.
+    ss_rows = np.float64(k * np.sum((x.mean(axis=1) - grand) ** 2))
+    ss_cols = np.float64(n * np.sum((x.mean(axis=0) - grand) ** 2))
+    ss_total = np.float64(np.sum((x - grand) ** 2))
     ss_err = ss_total - ss_rows - ss_cols
     df1, df_w, df_e = n - 1, n * (k - 1), (n - 1) * (k - 1)
-    msb, msj = ss_rows / df1, ss_cols / (k - 1)
-    msw, mse = (ss_cols + ss_err) / df_w, ss_err / df_e
     out = ICC(n, k, dropped)
     v = out.values
-    v["ICC(1,1)"] = (msb - msw) / (msb + (k - 1) * msw)
-    v["ICC(2,1)"] = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)
-    v["ICC(3,1)"] = (msb - mse) / (msb + (k - 1) * mse)
-    v["ICC(1,k)"] = (msb - msw) / msb
-    v["ICC(2,k)"] = (msb - mse) / (msb + (msj - mse) / n)
-    v["ICC(3,k)"] = (msb - mse) / msb
     with np.errstate(divide="ignore", invalid="ignore"):
+        msb, msj = ss_rows / df1, ss_cols / (k - 1)
+        msw, mse = (ss_cols + ss_err) / df_w, ss_err / df_e
+        v["ICC(1,1)"] = (msb - msw) / (msb + (k - 1) * msw)
+        v["ICC(2,1)"] = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)
+        v["ICC(3,1)"] = (msb - mse) / (msb + (k - 1) * mse)
+        v["ICC(1,k)"] = (msb - msw) / msb
+        v["ICC(2,k)"] = (msb - mse) / (msb + (msj - mse) / n)
+        v["ICC(3,k)"] = (msb - mse) / msb
         f1, f3 = msb / msw, msb / mse
         a = 1 - level
         for name, fval, d2 in (("1", f1, df_w), ("2", f3, df_e), ("3", f3, df_e)):
@@ -154,14 +156,14 @@ def intraclass(units, raters, values, *, level: float = 0.95) -> ICC | None:
         f2l = stats.f.ppf(1 - a / 2, vn / vd, n - 1)
         l2 = n * (msb - f2u * mse) / (f2u * (k * msj + (k * n - k - n) * mse) + n * msb)
         u2 = n * (f2l * msb - mse) / (k * msj + (k * n - k - n) * mse + n * f2l * msb)
-    out.ci95 = {
-        "ICC(1,1)": ((f1l - 1) / (f1l + k - 1), (f1u - 1) / (f1u + k - 1)),
-        "ICC(2,1)": (l2, u2),
-        "ICC(3,1)": ((f3l - 1) / (f3l + k - 1), (f3u - 1) / (f3u + k - 1)),
-        "ICC(1,k)": (1 - 1 / f1l, 1 - 1 / f1u),
-        "ICC(2,k)": (l2 * k / (1 + l2 * (k - 1)), u2 * k / (1 + u2 * (k - 1))),
-        "ICC(3,k)": (1 - 1 / f3l, 1 - 1 / f3u),
-    }
+        out.ci95 = {
+            "ICC(1,1)": ((f1l - 1) / (f1l + k - 1), (f1u - 1) / (f1u + k - 1)),
+            "ICC(2,1)": (l2, u2),
+            "ICC(3,1)": ((f3l - 1) / (f3l + k - 1), (f3u - 1) / (f3u + k - 1)),
+            "ICC(1,k)": (1 - 1 / f1l, 1 - 1 / f1u),
+            "ICC(2,k)": (l2 * k / (1 + l2 * (k - 1)), u2 * k / (1 + u2 * (k - 1))),
+            "ICC(3,k)": (1 - 1 / f3l, 1 - 1 / f3u),
+        }
     out.ci95 = {key: (float(lo), float(hi)) for key, (lo, hi) in out.ci95.items()}
     out.values = {key: float(val) for key, val in v.items()}
     return out

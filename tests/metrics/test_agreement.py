@@ -7,6 +7,8 @@ IWSLT2019 (Scarton et al. 2019): five editors post-edited the same 1,047 segment
 
 from __future__ import annotations
 
+import math
+import warnings
 from pathlib import Path
 
 import krippendorff
@@ -18,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.analysis.agreement import ICC_TYPES, intraclass, krippendorff_alpha
+from metrics.analysis.common import jsonable
 from tests.metrics.iwslt_frame import iwslt_frame
 
 PINGOUIN_NAMES = {
@@ -188,3 +191,35 @@ def test_the_one_way_icc_with_unequal_groups_is_the_anova_s(groups):
     n0 = (n - sum(len(g) ** 2 for g in kept) / n) / (len(kept) - 1)
     assert result.n0 == pytest.approx(n0, rel=1e-12)
     assert result.value == pytest.approx((f - 1) / (f + n0 - 1), rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 6).flatmap(
+        lambda k: st.lists(
+            st.lists(st.sampled_from([0.0, 1.0, 2.0, 5.0]), min_size=k, max_size=k), min_size=2, max_size=8
+        )
+    )
+)
+def test_icc_of_any_complete_matrix_never_fails_and_is_pingouin_s_where_finite(matrix):
+    """Small value sets make exact fits common (no error, no spread between items or raters): the ICC is then
+    inf or NaN as pingouin's, None in JSON, never a ZeroDivisionError (it was a 500 of the agreement API)."""
+    rows = [(f"i{i}", f"r{r}", value) for i, row in enumerate(matrix) for r, value in enumerate(row)]
+    frame = pd.DataFrame(rows, columns=["item", "annotator", "score"])
+    result = intraclass(frame["item"].to_numpy(), frame["annotator"].to_numpy(), frame["score"].to_numpy())
+    assert result is not None and result.items == len(matrix)
+    assert jsonable(result.values) == {
+        name: (value if math.isfinite(value) else None) for name, value in result.values.items()
+    }
+    if len(rows) < 5:  # pingouin asks for five values
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = _pingouin(frame, "score")
+    for name in ICC_TYPES:
+        theirs = float(table.loc[PINGOUIN_NAMES[name], "ICC"])
+        ours = result.values[name]
+        if math.isfinite(theirs):
+            assert ours == pytest.approx(theirs, abs=1e-9)
+        else:
+            assert not math.isfinite(ours) or math.isnan(theirs)
