@@ -20,6 +20,7 @@ Reading the file (its kind, header and records) is table_read.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -39,6 +40,7 @@ from annotations.importers.base import (
     scalar,
     shown,
 )
+from annotations.importers.spool import PostEditSpool
 from annotations.importers.table_read import WHOLE, read_table
 from annotations.models import EFFORT_COUNT_FIELDS
 
@@ -70,6 +72,7 @@ def mapping_pairs(text: str, *, where: str) -> dict[str, str]:
     return mapping
 
 
+@functools.cache
 def per_output(target: str) -> tuple[str, str] | None:
     """("output", NAME) for output:NAME, ("highlights", NAME) for highlights:NAME, else None."""
     kind, sep, name = target.partition(":")
@@ -148,6 +151,7 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
     resolved = resolve_mapping(columns, mapping, file.name)
     finished = "edited" in resolved
     plan = ImportPlan(fmt="table", definition_version=DEFINITION_VERSION if finished else "")
+    spool = plan.spooled = PostEditSpool() if finished else None  # post-edits wait on disk, not in memory
     items: dict[str, ItemRow] = {}
     for line, record in rows:
         origin = Origin(file.name, line)
@@ -170,7 +174,8 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
             plan.items.append(item)
         else:
             _same_item(known, item, resolved)
-        plan.post_edits.append(post_edit)
+        assert spool is not None
+        spool.append(post_edit)
     if not plan.items:
         raise ImportDataError("no rows under the header", file=file.name)
     return plan
