@@ -129,9 +129,12 @@ def normalize_plan_line_endings(plan: ImportPlan, facts: PostEditFacts) -> str |
                     [start - bisect_left(removed, start), end - bisect_left(removed, end), *rest]
                     for start, end, *rest in row.highlights[name]
                 ]
-        row.references = endings.texts_in(row.references)
-        row.gold_edits = endings.texts_in(row.gold_edits)
-        row.start_texts = {key: (endings.text(text), at) for key, (text, at) in row.start_texts.items()}
+        if row.references:
+            row.references = endings.texts_in(row.references)
+        if row.gold_edits:
+            row.gold_edits = endings.texts_in(row.gold_edits)
+        if row.start_texts:
+            row.start_texts = {key: (endings.text(text), at) for key, (text, at) in row.start_texts.items()}
     endings.crlf, endings.cr, endings.texts = (
         endings.crlf + facts.crlf,
         endings.cr + facts.cr,

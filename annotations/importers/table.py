@@ -257,22 +257,32 @@ def _item(values: dict[str, Any], origin: Origin, meta: dict[str, Any]) -> ItemR
             line=origin.line,
             field="position",
         )
+    # Without start texts (which the store turns into outputs) nothing changes an empty container of
+    # an item: every item with none shares one (a long study holds hundreds of thousands of items).
+    shared = "start_text" not in values
     return ItemRow(
         external_id=external_id or content_id(source, model_output),
         source=source,
         model_output=model_output,
         model_output_from_outputs=from_outputs,
         instruction=_text(values, "instruction", origin),
-        references=_text_list(values, "references", origin),
-        gold_edits=_text_list(values, "gold_edits", origin),
-        meta=meta,
+        references=_text_list(values, "references", origin) or _NO_LIST,
+        gold_edits=_text_list(values, "gold_edits", origin) or _NO_LIST,
+        meta=meta or _NO_DICT,
         origin=origin,
         document=document,
         document_position=position,
-        outputs=outputs,
-        highlights=_highlights(values, origin),
+        outputs=outputs or (_NO_DICT if shared else {}),
+        highlights=_highlights(values, origin) or _NO_DICT,
         practice=study.practice(values.get("practice"), origin=origin),
+        start_texts={} if not shared else _NO_DICT,
     )
+
+
+# The empty containers items share (see _item): the checks and the store replace a container
+# rather than change it, but for the outputs and start texts of items with start texts.
+_NO_LIST: list = []
+_NO_DICT: dict = {}
 
 
 def _json_cell(values: dict[str, Any], target: str, origin: Origin, *, what: str) -> Any:
