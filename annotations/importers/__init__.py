@@ -103,6 +103,9 @@ def import_items(
         raise ImportDataError(
             f"the database refused a value ({exc}); nothing was imported", file=files[0].name
         ) from None
+    finally:
+        if plan.spooled is not None:
+            plan.spooled.close()  # its temporary file, at once rather than when the plan is collected
     if report.items_created or report.post_edits_created:
         refresh_planner_statistics("annotations_item", "annotations_assignment", "annotations_postedit")
     return report
