@@ -131,9 +131,6 @@ class ImportPlan:
         """The post-edits in file order, from the list or the spool (iterable again and again)."""
         return self.post_edits if self.spooled is None else self.spooled
 
-    def post_edit_count(self) -> int:
-        return len(self.post_edits) if self.spooled is None else len(self.spooled)
-
     def post_edit_chunks(self, size: int) -> Iterator[list[PostEditRow]]:
         if self.spooled is not None:
             yield from self.spooled.chunks()
