@@ -103,6 +103,9 @@ def import_items(
         raise ImportDataError(
             f"the database refused a value ({exc}); nothing was imported", file=files[0].name
         ) from None
+    finally:
+        if plan.spooled is not None:
+            plan.spooled.close()  # its temporary file, at once rather than when the plan is collected
     if report.items_created or report.post_edits_created:
         refresh_planner_statistics("annotations_item", "annotations_assignment", "annotations_postedit")
     return report
@@ -124,7 +127,8 @@ def read_path(path: Path, fmt: str) -> tuple[list[InputFile], list[str]]:
         return files, [child.name for child in children if not pet.is_data_file(child.name)]
     if path.is_dir():
         raise ImportDataError(f"is a folder; the {fmt} format reads one file", file=str(path))
-    return [InputFile.from_path(path)], []
+    # A table is read a line at a time, twice at most (checked, then parsed): never held in memory whole.
+    return [InputFile.from_path(path, streamed=fmt == "table")], []
 
 
 def files_from_uploads(uploads: Iterable[UploadedFile]) -> list[InputFile]:

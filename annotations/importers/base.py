@@ -8,13 +8,14 @@ the database; `annotations.importers.store.plan_store` writes a plan atomically.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, BinaryIO, TypedDict
 
 from django.conf import settings
 from django.db import models
@@ -22,6 +23,9 @@ from django.db import models
 from annotations.models import EFFORT_FIELDS, PostEdit
 from editlab import limits, safe_json
 from editlab.refusals import Refusal
+
+if TYPE_CHECKING:
+    from annotations.importers.spool import PostEditSpool
 
 # Deeper than any published format nests (Super-NaturalInstructions: 4, EditEval: 5); far below recursion limits.
 JSON_MAX_DEPTH = 64
@@ -109,7 +113,8 @@ class PostEditRow:
 
 @dataclass
 class ImportPlan:
-    """Everything one import would store; built in memory, written in one transaction."""
+    """Everything one import would store, written in one transaction; built in memory, but for the
+    post-edits of a long table, which wait on disk (spooled)."""
 
     fmt: str
     items: list[ItemRow] = field(default_factory=list)
@@ -119,40 +124,91 @@ class ImportPlan:
     project_meta: dict[str, Any] = field(default_factory=dict)
     definition_version: str = ""
     notes: list[str] = field(default_factory=list)  # for the report: what was read but not imported, and why
+    # A long file's post-edits (the table importer), on disk in file order; post_edits is then empty.
+    spooled: PostEditSpool | None = None
+
+    def post_edit_rows(self) -> Iterable[PostEditRow]:
+        """The post-edits in file order, from the list or the spool (iterable again and again)."""
+        return self.post_edits if self.spooled is None else self.spooled
+
+    def post_edit_chunks(self, size: int) -> Iterator[list[PostEditRow]]:
+        if self.spooled is not None:
+            yield from self.spooled.chunks()
+            return
+        for low in range(0, len(self.post_edits), size):
+            yield self.post_edits[low : low + size]
 
 
 @dataclass(frozen=True)
 class InputFile:
-    """One file to import: its name as the user knows it, and its bytes."""
+    """One file to import: its name as the user knows it, and its bytes (`data`), or the path they
+    are read from a line at a time (`path`: a file is then never held in memory whole)."""
 
     name: str
-    data: bytes
+    data: bytes = b""
+    path: Path | None = None
 
     @classmethod
-    def from_path(cls, path: Path, display: str | None = None) -> InputFile:
+    def from_path(cls, path: Path, display: str | None = None, *, streamed: bool = False) -> InputFile:
         name = display or str(path)
         if not path.is_file():
             raise ImportDataError("no such file", file=name)
         check_size(name, path.stat().st_size)
+        if streamed:
+            return cls(name=name, path=path)
         return cls(name=name, data=path.read_bytes())
 
     @property
     def basename(self) -> str:
         return self.name.replace("\\", "/").rsplit("/", 1)[-1]
 
+    def open(self) -> BinaryIO:
+        return self.path.open("rb") if self.path is not None else io.BytesIO(self.data)
+
     def text(self) -> str:
-        return decode(self.name, self.data)
+        return decode(self.name, self.data if self.path is None else self.path.read_bytes())
+
+    def check_text(self) -> None:
+        """What `text()` refuses (bytes that are not UTF-8, a NUL), checked a line at a time: a line
+        break is never part of a UTF-8 sequence, so the lines decode alike one by one or all at once."""
+        offset, nul = 0, None
+        with self.open() as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ImportDataError(
+                        f"byte 0x{raw[exc.start]:02x} at offset {offset + exc.start} is not UTF-8; "
+                        "save the file as UTF-8",
+                        file=self.name,
+                        line=line_no,
+                    ) from None
+                if nul is None and b"\x00" in raw:
+                    nul = line_no
+                offset += len(raw)
+        if nul is not None:
+            raise ImportDataError("contains a NUL character", file=self.name, line=nul)
+
+    def lines(self) -> Iterator[str]:
+        """The decoded lines, each with its ending (\\r\\n, \\r or \\n, as a file opened with newline=""
+        gives them; a leading BOM dropped), after check_text: the file is read a line at a time."""
+        self.check_text()
+        with io.TextIOWrapper(self.open(), encoding="utf-8-sig", newline="") as text:
+            yield from text
 
 
 def json_lines(file: InputFile) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-blank line; anything else names its line."""
-    for line_no, line in enumerate(file.text().split("\n"), start=1):
-        if not line.strip():
-            continue
-        record = parse_json(line, file=file.name, line=line_no)
-        if not isinstance(record, dict):
-            raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
-        yield line_no, record
+    file.check_text()
+    with file.open() as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            if not line.strip():
+                continue
+            record = parse_json(line.removesuffix("\n"), file=file.name, line=line_no)
+            if not isinstance(record, dict):
+                raise ImportDataError(f"expected a JSON object, got {json_type(record)}", file=file.name, line=line_no)
+            yield line_no, record
 
 
 def parse_json(text: str, *, file: str, line: int = 1, field: str | None = None, what: str = "invalid JSON") -> Any:

@@ -8,17 +8,23 @@ edits fits the editor's limit. Each refusal is an ImportDataError naming file, l
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+import numpy
 from django.conf import settings
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 
 from annotations.design import DesignError, parse_spans
 from annotations.importers.base import (
+    ImportDataError,
     ImportPlan,
     ItemRow,
     Origin,
+    PostEditRow,
     fail,
     max_length,
     normalize_line_endings,
@@ -32,7 +38,7 @@ MAX_EXTERNAL_ID = max_length(Item, "external_id")
 MAX_TASK_TYPE = max_length(Item, "task_type")
 
 
-def check_plan(plan: ImportPlan) -> None:
+def check_plan(plan: ImportPlan, facts: PostEditFacts) -> None:
     seen: dict[str, Origin] = {}
     places: dict[tuple[str, int], ItemRow] = {}
     for row in plan.items:
@@ -60,28 +66,8 @@ def check_plan(plan: ImportPlan) -> None:
                 row.origin,
                 "external_id",
             )
-    pairs: dict[tuple[str, str], Origin] = {}
-    username = UnicodeUsernameValidator()
-    for post_edit in plan.post_edits:
-        try:
-            username(post_edit.annotator)
-        except ValidationError:
-            raise fail(
-                f"annotator name {post_edit.annotator!r} is not a valid username "
-                "(letters, digits and @ . + - _ only, at most 150 characters)",
-                post_edit.origin,
-                "annotator",
-            ) from None
-        if len(post_edit.annotator) > 150:
-            raise fail("annotator name is longer than 150 characters", post_edit.origin, "annotator")
-        first = pairs.setdefault((post_edit.external_id, post_edit.annotator), post_edit.origin)
-        if first is not post_edit.origin:
-            raise fail(
-                f"annotator {post_edit.annotator!r} edits item {post_edit.external_id!r} twice "
-                f"(first at {first.file}, line {first.line})",
-                post_edit.origin,
-                "annotator",
-            )
+    if facts.refused is not None:
+        raise facts.refused
 
 
 def check_design(plan: ImportPlan) -> None:
@@ -126,11 +112,11 @@ class _Endings:
         return [self.text(value) if isinstance(value, str) else value for value in values]
 
 
-def normalize_plan_line_endings(plan: ImportPlan) -> str | None:
+def normalize_plan_line_endings(plan: ImportPlan, facts: PostEditFacts) -> str | None:
     """Every CRLF and lone CR of the texts becomes LF, as a browser's textarea gives them (a CR left
     in would be an edit nobody typed); highlight spans move with the text they lie over, and an
-    imported post-edit keeps in origin_detail how many line endings it had of each kind. Returns the
-    report's note of what changed (None: nothing did)."""
+    imported post-edit keeps in origin_detail how many line endings it had of each kind (the post-edits'
+    texts are normalized by post_edit_facts). Returns the report's note of what changed (None: nothing did)."""
     endings = _Endings()
     for row in plan.items:
         for name in ("model_output", "source", "instruction"):
@@ -143,21 +129,23 @@ def normalize_plan_line_endings(plan: ImportPlan) -> str | None:
                     [start - bisect_left(removed, start), end - bisect_left(removed, end), *rest]
                     for start, end, *rest in row.highlights[name]
                 ]
-        row.references = endings.texts_in(row.references)
-        row.gold_edits = endings.texts_in(row.gold_edits)
-        row.start_texts = {key: (endings.text(text), at) for key, (text, at) in row.start_texts.items()}
-    for post_edit in plan.post_edits:
-        normalized, crlf, cr = normalize_line_endings(post_edit.text)
-        if crlf or cr:
-            post_edit.line_endings = {"crlf": crlf, "cr": cr}
-            endings.crlf, endings.cr, endings.texts = endings.crlf + crlf, endings.cr + cr, endings.texts + 1
-        post_edit.text = normalized
+        if row.references:
+            row.references = endings.texts_in(row.references)
+        if row.gold_edits:
+            row.gold_edits = endings.texts_in(row.gold_edits)
+        if row.start_texts:
+            row.start_texts = {key: (endings.text(text), at) for key, (text, at) in row.start_texts.items()}
+    endings.crlf, endings.cr, endings.texts = (
+        endings.crlf + facts.crlf,
+        endings.cr + facts.cr,
+        endings.texts + facts.texts_normalized,
+    )
     if not endings.texts:
         return None
     return f"line endings normalized to LF in {endings.texts:,} text(s): {endings.crlf:,} CRLF, {endings.cr:,} CR"
 
 
-def check_text_sizes(plan: ImportPlan) -> None:
+def check_text_sizes(plan: ImportPlan, facts: PostEditFacts) -> None:
     """Every text the editor would edit fits the editor's limit (editlab/limits.py)."""
     limit = settings.EDITLAB_TEXT_MAX_BYTES
     for row in plan.items:
@@ -166,7 +154,97 @@ def check_text_sizes(plan: ImportPlan) -> None:
             problem = limits.text_size_problem(text, limit=limit)
             if problem:
                 raise fail(problem, row.origin, name)
-    for post_edit in plan.post_edits:
-        problem = limits.text_size_problem(post_edit.text, limit=limit)
-        if problem:
-            raise fail(problem, post_edit.origin, "text")
+    if facts.too_long is not None:
+        raise facts.too_long
+
+
+@dataclass
+class PostEditFacts:
+    """What the checks and the writer need of a plan's post-edits, read in one pass (post_edit_facts):
+    never a row kept, so that a spooled million post-edits stays on disk."""
+
+    count: int = 0
+    annotators: dict[str, Origin] = field(default_factory=dict)  # name -> its first row
+    conditions: dict[str, Origin] = field(default_factory=dict)  # condition -> the first row naming it
+    # (item, condition) -> the first row of that item under that condition
+    item_conditions: dict[tuple[str, str], Origin] = field(default_factory=dict)
+    refused: ImportDataError | None = None  # check_plan's refusal of the first bad row (name, pair twice)
+    too_long: ImportDataError | None = None  # the first text over the editor's limit
+    crlf: int = 0
+    cr: int = 0
+    texts_normalized: int = 0
+
+
+def post_edit_facts(rows: Iterable[PostEditRow]) -> PostEditFacts:
+    """One pass over the post-edits (iterable again: a list or a spool): their texts' line endings
+    normalized to LF (counted), annotators, conditions, and the first row each check refuses."""
+    facts = PostEditFacts()
+    limit = settings.EDITLAB_TEXT_MAX_BYTES
+    refused_at: int | None = None
+    pairs = array("q")  # the hash of each row's (item, annotator): a row is never kept
+    for index, row in enumerate(rows):
+        facts.count += 1
+        normalized, crlf, cr = normalize_line_endings(row.text)
+        if crlf or cr:
+            row.line_endings = {"crlf": crlf, "cr": cr}
+            row.text = normalized
+        if row.line_endings:
+            facts.crlf += row.line_endings["crlf"]
+            facts.cr += row.line_endings["cr"]
+            facts.texts_normalized += 1
+        if facts.too_long is None:
+            problem = limits.text_size_problem(row.text, limit=limit)
+            if problem:
+                facts.too_long = fail(problem, row.origin, "text")
+        if row.annotator not in facts.annotators:
+            facts.annotators[row.annotator] = row.origin
+            name_problem = _annotator_problem(row.annotator)
+            if name_problem and refused_at is None:
+                refused_at, facts.refused = index, fail(name_problem, row.origin, "annotator")
+        if row.condition:
+            facts.conditions.setdefault(row.condition, row.origin)
+            facts.item_conditions.setdefault((row.external_id, row.condition), row.origin)
+        pairs.append(hash((row.external_id, row.annotator)))
+    twice = _first_pair_twice(rows, pairs)
+    if twice is not None and (refused_at is None or twice[0] < refused_at):
+        facts.refused = twice[1]
+    return facts
+
+
+def _annotator_problem(name: str) -> str | None:
+    try:
+        UnicodeUsernameValidator()(name)
+    except ValidationError:
+        return (
+            f"annotator name {name!r} is not a valid username "
+            "(letters, digits and @ . + - _ only, at most 150 characters)"
+        )
+    if len(name) > 150:
+        return "annotator name is longer than 150 characters"
+    return None
+
+
+def _first_pair_twice(rows: Iterable[PostEditRow], pairs: array) -> tuple[int, ImportDataError] | None:
+    """The first row whose annotator edits its item a second time, and its refusal. The hashes find
+    the candidates (sorted, without a row in memory); a second pass over those rows alone compares
+    the pairs themselves, so that two pairs with the same hash are never taken for one."""
+    if len(pairs) < 2:
+        return None
+    hashes = numpy.frombuffer(pairs, dtype=numpy.int64)
+    ordered = numpy.sort(hashes)
+    candidates = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    if not candidates:
+        return None
+    first: dict[tuple[str, str], Origin] = {}
+    for index, row in enumerate(rows):
+        if pairs[index] not in candidates:
+            continue
+        at = first.setdefault((row.external_id, row.annotator), row.origin)
+        if at is not row.origin:
+            return index, fail(
+                f"annotator {row.annotator!r} edits item {row.external_id!r} twice "
+                f"(first at {at.file}, line {at.line})",
+                row.origin,
+                "annotator",
+            )
+    return None

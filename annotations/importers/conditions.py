@@ -8,21 +8,21 @@ started from (plan_conditions); the start texts of a long table become the items
 from __future__ import annotations
 
 from annotations.design import Condition, DesignError, parse_conditions
-from annotations.importers.base import ImportPlan, Origin, fail
+from annotations.importers.base import ImportPlan, ItemRow, PostEditRow, fail
+from annotations.importers.checks import PostEditFacts
 from annotations.models import Project
 
 
-def plan_conditions(project: Project, plan: ImportPlan) -> tuple[dict[str, Condition], list[Condition]]:
+def plan_conditions(
+    project: Project, plan: ImportPlan, facts: PostEditFacts
+) -> tuple[dict[str, Condition], list[Condition]]:
     """The conditions the plan's post-edits name, each declared on the project or declared now.
 
     A condition the project lacks is declared when the file says what its post-editors started
     from: the texts of a start_text column (an empty editor when all are empty), or an output
     named like the condition. Anything else is refused: only the researcher knows it.
     """
-    used: dict[str, Origin] = {}
-    for row in plan.post_edits:
-        if row.condition:
-            used.setdefault(row.condition, row.origin)
+    used = facts.conditions
     if not used:
         return {}, []
     try:
@@ -65,9 +65,10 @@ def _shown_output(name: str, plan: ImportPlan) -> tuple[bool, str | None]:
     return False, None
 
 
-def starting_texts(plan: ImportPlan, declared: dict[str, Condition]) -> dict[tuple[str, str], str]:
-    """The text each post-edit with a condition started from (its PostEdit.start_override); fills
-    items' outputs from a start_text column and model outputs left to the outputs."""
+def starting_texts(plan: ImportPlan, declared: dict[str, Condition], facts: PostEditFacts) -> Starts:
+    """The text each post-edit with a condition started from (its PostEdit.start_override), once each
+    item has the output its post-edits' conditions show; fills items' outputs from a start_text
+    column and model outputs left to the outputs."""
     for row in plan.items:
         for name, (text, origin) in row.start_texts.items():
             output = declared[name].output
@@ -94,19 +95,29 @@ def starting_texts(plan: ImportPlan, declared: dict[str, Condition]) -> dict[tup
         if row.model_output_from_outputs and not row.model_output:
             row.model_output = next(iter(row.outputs.values()), "")
     items = {row.external_id: row for row in plan.items}
-    starts: dict[tuple[str, str], str] = {}
-    for post_edit in plan.post_edits:
-        if not post_edit.condition:
-            continue
-        output = declared[post_edit.condition].output
-        start = "" if output is None else items[post_edit.external_id].outputs.get(output)
-        if start is None:
-            has = ", ".join(map(repr, items[post_edit.external_id].outputs)) or "none"
+    for (external_id, condition), origin in facts.item_conditions.items():
+        output = declared[condition].output
+        if output is not None and output not in items[external_id].outputs:
+            has = ", ".join(map(repr, items[external_id].outputs)) or "none"
             raise fail(
-                f"condition {post_edit.condition!r} shows the output {output!r}, which item "
-                f"{post_edit.external_id!r} does not have (its outputs: {has})",
-                post_edit.origin,
+                f"condition {condition!r} shows the output {output!r}, which item "
+                f"{external_id!r} does not have (its outputs: {has})",
+                origin,
                 "condition",
             )
-        starts[(post_edit.external_id, post_edit.annotator)] = start
-    return starts
+    return Starts(declared, items)
+
+
+class Starts:
+    """The text a post-edit with a condition started from (its PostEdit.start_override; None without
+    a condition), once starting_texts has checked that every item has what its conditions show."""
+
+    def __init__(self, declared: dict[str, Condition], items: dict[str, ItemRow]) -> None:
+        self._declared = declared
+        self._items = items
+
+    def of(self, row: PostEditRow) -> str | None:
+        if not row.condition:
+            return None
+        output = self._declared[row.condition].output
+        return "" if output is None else self._items[row.external_id].outputs[output]

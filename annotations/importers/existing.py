@@ -12,10 +12,11 @@ segment without a position gets the next one after its document's last).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 
-from annotations.importers.base import ItemRow, PostEditRow, fail
+from annotations.importers.base import ItemRow, Origin, PostEditRow, fail
 from annotations.models import Assignment, PostEdit, Project
 from annotations.roles import is_annotator
 
@@ -92,45 +93,49 @@ def chunks(values: list, size: int = 2000):
         yield values[start : start + size]
 
 
-def plan_annotators(rows: list[PostEditRow]) -> dict[str, object | None]:
-    """Every annotator name of the plan -> its existing account (None: to be created)."""
-    first_row: dict[str, PostEditRow] = {}
-    for row in rows:
-        first_row.setdefault(row.annotator, row)
+def plan_annotators(first_row: dict[str, Origin]) -> dict[str, object | None]:
+    """Every annotator name of the plan (-> its first row) -> its existing account (None: to be created)."""
     User = get_user_model()
-    existing = {user.username: user for user in User.objects.filter(username__in=list(first_row))}
+    existing = {
+        user.username: user for names in chunks(list(first_row)) for user in User.objects.filter(username__in=names)
+    }
     for name, user in existing.items():
         if not is_annotator(user):
             raise fail(
                 f"user {name!r} exists and is not an annotator; imported work is only attached to annotator accounts",
-                first_row[name].origin,
+                first_row[name],
                 "annotator",
             )
     return {name: existing.get(name) for name in first_row}
 
 
 def existing_post_edits(
-    rows: list[PostEditRow], existing: dict[str, tuple[int, ItemRow]], annotators: dict
+    rows: Iterable[PostEditRow], existing: dict[str, tuple[int, ItemRow]], annotators: dict
 ) -> set[tuple[str, str]]:
-    """(external_id, annotator) pairs already imported identically; anything else there stops."""
+    """(external_id, annotator) pairs already imported identically; anything else there stops.
+
+    The stored assignments of the plan's existing items and accounts are read first; the rows
+    (iterable again: a list or a spool) are then compared with them one by one, none kept."""
     users = {user.pk: name for name, user in annotators.items() if user is not None}
     items = {pk: external_id for external_id, (pk, _) in existing.items()}
     if not users or not items:
         return set()
-    wanted = {(row.external_id, row.annotator): row for row in rows}
-    stored = [
-        found
+    stored = {
+        (items[item_id], users[user_id]): found
         for item_ids in chunks(list(items))
-        for found in Assignment.objects.filter(annotator_id__in=list(users), item_id__in=item_ids).values_list(
+        for item_id, user_id, *found in Assignment.objects.filter(
+            annotator_id__in=list(users), item_id__in=item_ids
+        ).values_list(
             "item_id", "annotator_id", "status", "post_edit__origin", "post_edit__text", "post_edit__condition"
         )
-    ]
+    }
     same: set[tuple[str, str]] = set()
-    for item_id, user_id, status, origin, text, condition in stored:
-        key = (items[item_id], users[user_id])
-        row = wanted.get(key)
-        if row is None:
+    for row in rows:
+        key = (row.external_id, row.annotator)
+        found = stored.get(key)
+        if found is None:
             continue
+        status, origin, text, condition = found
         imported = status == Assignment.SUBMITTED and origin == PostEdit.IMPORTED
         if imported and (text, condition or "") == (row.text, row.condition):
             same.add(key)

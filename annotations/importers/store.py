@@ -9,23 +9,26 @@ existing.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from django.contrib.auth import get_user_model
 from django.db.models import Max
 from django.utils import timezone
 
 from annotations.design import Condition
-from annotations.importers.base import ImportPlan, ItemRow, PostEditRow
+from annotations.importers.base import ImportPlan, ItemRow
+from annotations.importers.bulk import Inserter
 from annotations.importers.checks import (
     MAX_TASK_TYPE,
     check_design,
     check_plan,
     check_text_sizes,
     normalize_plan_line_endings,
+    post_edit_facts,
 )
-from annotations.importers.conditions import plan_conditions, starting_texts
+from annotations.importers.conditions import Starts, plan_conditions, starting_texts
 from annotations.importers.existing import check_positions, existing_items, existing_post_edits, plan_annotators
-from annotations.models import Assignment, Item, PostEdit, Project
+from annotations.models import EFFORT_FIELDS, Assignment, Item, PostEdit, Project
 from annotations.roles import ANNOTATOR, set_role
 
 BULK_SIZE = 1000
@@ -72,20 +75,24 @@ class ImportReport:
 
 
 def plan_store(*, project: Project, plan: ImportPlan, report: ImportReport) -> None:
-    """Check the plan against itself and the project, then write it; raises before writing."""
-    check_plan(plan)
+    """Check the plan against itself and the project, then write it; raises before writing.
+
+    The post-edits are read in passes (post_edit_facts, the re-import check, the inserts), never
+    all held at once: a spooled plan keeps them on disk."""
+    facts = post_edit_facts(plan.post_edit_rows())
+    check_plan(plan, facts)
     check_design(plan)
-    endings = normalize_plan_line_endings(plan)
+    endings = normalize_plan_line_endings(plan, facts)
     if endings:
         report.notes.append(endings)
-    check_text_sizes(plan)
-    declared, new_conditions = plan_conditions(project, plan)
-    starts = starting_texts(plan, declared)
+    check_text_sizes(plan, facts)
+    declared, new_conditions = plan_conditions(project, plan, facts)
+    starts = starting_texts(plan, declared, facts)
     existing = existing_items(project, plan.items)
     new_items = [row for row in plan.items if row.external_id not in existing]
     check_positions(project, plan.items, new_items)
-    annotators = plan_annotators(plan.post_edits)
-    skipped_post_edits = existing_post_edits(plan.post_edits, existing, annotators)
+    annotators = plan_annotators(facts.annotators)
+    skipped_post_edits = existing_post_edits(plan.post_edit_rows(), existing, annotators)
 
     _update_project(project, plan, report, new_conditions)
     item_ids = {external_id: pk for external_id, (pk, _) in existing.items()}
@@ -94,9 +101,8 @@ def plan_store(*, project: Project, plan: ImportPlan, report: ImportReport) -> N
     report.items_skipped = len(plan.items) - len(new_items)
 
     users = {name: _annotator_account(name, user, report) for name, user in annotators.items()}
-    to_create = [row for row in plan.post_edits if (row.external_id, row.annotator) not in skipped_post_edits]
-    _create_post_edits(plan, to_create, item_ids, users, starts)
-    report.post_edits_created = len(to_create)
+    _create_post_edits(plan, skipped_post_edits, item_ids, users, starts)
+    report.post_edits_created = facts.count - len(skipped_post_edits)
     report.post_edits_skipped = len(skipped_post_edits)
 
 
@@ -126,37 +132,69 @@ def _update_project(project: Project, plan: ImportPlan, report: ImportReport, ne
         project.save(update_fields=sorted(set(changed)))
 
 
+ITEM_COLUMNS = (
+    "project_id",
+    "external_id",
+    "source",
+    "model_output",
+    "instruction",
+    "drawn_instruction",
+    "references",
+    "gold_edits",
+    "task_type",
+    "meta",
+    "position",
+    "document",
+    "document_position",
+    "outputs",
+    "highlights",
+    "practice",
+)
+
+
+@dataclass(slots=True)
+class _Drawn:
+    """What Project.draw_instructions reads and sets of an item."""
+
+    external_id: str
+    instruction: str
+    drawn_instruction: str = ""
+
+
 def _create_items(project: Project, rows: list[ItemRow]) -> dict[str, int]:
     if not rows:
         return {}
     last = project.items.aggregate(last=Max("position"))["last"]
     start = 0 if last is None else last + 1
     ids: dict[str, int] = {}
-    # A chunk's model instances at a time: memory holds BULK_SIZE of them, not the whole file's.
+    inserter = Inserter(Item, ITEM_COLUMNS)
+    # A chunk's rows at a time: memory holds BULK_SIZE of them, not the whole file's.
     for low in range(0, len(rows), BULK_SIZE):
-        items = [
-            Item(
-                project=project,
-                external_id=row.external_id,
-                source=row.source,
-                model_output=row.model_output,
-                instruction=row.instruction,
-                references=row.references,
-                gold_edits=row.gold_edits,
-                task_type=row.task_type,
-                meta=row.meta,
-                position=start + low + n,
-                document=row.document,
-                document_position=row.document_position,
-                outputs=row.outputs,
-                highlights=row.highlights,
-                practice=row.practice,
+        chunk = rows[low : low + BULK_SIZE]
+        drawn = [_Drawn(row.external_id, row.instruction) for row in chunk]
+        project.draw_instructions(cast(list[Item], drawn))
+        pks = inserter.insert_returning(
+            (
+                project.pk,
+                row.external_id,
+                row.source,
+                row.model_output,
+                row.instruction,
+                draw.drawn_instruction,
+                row.references,
+                row.gold_edits,
+                row.task_type,
+                row.meta,
+                start + low + n,
+                row.document,
+                row.document_position,
+                row.outputs,
+                row.highlights,
+                row.practice,
             )
-            for n, row in enumerate(rows[low : low + BULK_SIZE])
-        ]
-        project.draw_instructions(items)
-        # SQLite >= 3.35 and PostgreSQL both return the new primary keys from bulk inserts.
-        ids.update((item.external_id, item.pk) for item in Item.objects.bulk_create(items))
+            for n, (row, draw) in enumerate(zip(chunk, drawn, strict=True))
+        )
+        ids.update(zip((row.external_id for row in chunk), pks, strict=True))
     return ids
 
 
@@ -173,50 +211,60 @@ def _annotator_account(name: str, user, report: ImportReport):
     return user
 
 
+POST_EDIT_COLUMNS = (
+    "assignment_id",
+    "text",
+    "draft_text",
+    "origin_detail",
+    "extra",
+    "condition",
+    "start_override",
+    *EFFORT_FIELDS,
+)
+
+
 def _create_post_edits(
     plan: ImportPlan,
-    rows: list[PostEditRow],
+    skipped: set[tuple[str, str]],
     item_ids: dict[str, int],
     users: dict,
-    starts: dict[tuple[str, str], str],
+    starts: Starts,
 ) -> None:
-    if not rows:
-        return
+    """An assignment (submitted) and its post-edit for each row not skipped, BULK_SIZE rows at a time."""
     now = timezone.now()
-    for low in range(0, len(rows), BULK_SIZE):
-        chunk = rows[low : low + BULK_SIZE]
-        assignments = Assignment.objects.bulk_create(
-            [
-                Assignment(
-                    item_id=item_ids[row.external_id],
-                    annotator=users[row.annotator],
-                    status=Assignment.SUBMITTED,
-                    finished=now,
-                    condition=row.condition,
-                )
-                for row in chunk
-            ]
+    assignments = Inserter(
+        Assignment,
+        ("item_id", "annotator_id", "condition"),
+        {"status": Assignment.SUBMITTED, "finished": now},
+    )
+    post_edits = Inserter(
+        PostEdit,
+        POST_EDIT_COLUMNS,
+        {"origin": PostEdit.IMPORTED, "definition_version": plan.definition_version, "submitted_at": now},
+    )
+    user_ids = {name: user.pk for name, user in users.items()}
+    for rows in plan.post_edit_chunks(BULK_SIZE):
+        chunk = [row for row in rows if (row.external_id, row.annotator) not in skipped] if skipped else rows
+        if not chunk:
+            continue
+        assignment_ids = assignments.insert_returning(
+            (item_ids[row.external_id], user_ids[row.annotator], row.condition) for row in chunk
         )
-        PostEdit.objects.bulk_create(
-            [
-                PostEdit(
-                    assignment=assignment,
-                    text=row.text,
-                    draft_text=row.text,
-                    origin=PostEdit.IMPORTED,
-                    origin_detail={
-                        "format": plan.fmt,
-                        "file": row.origin.file,
-                        "line": row.origin.line,
-                        **({"line_endings": row.line_endings} if row.line_endings else {}),
-                    },
-                    definition_version=plan.definition_version,
-                    submitted_at=now,
-                    extra=row.extra,
-                    condition=row.condition,
-                    start_override=starts.get((row.external_id, row.annotator)),
-                    **row.effort,
-                )
-                for assignment, row in zip(assignments, chunk, strict=True)
-            ]
+        post_edits.insert(
+            (
+                assignment_id,
+                row.text,
+                row.text,
+                {
+                    "format": plan.fmt,
+                    "file": row.origin.file,
+                    "line": row.origin.line,
+                    **({"line_endings": row.line_endings} if row.line_endings else {}),
+                },
+                row.extra,
+                row.condition,
+                starts.of(row),
+                *(row.effort.get(name) for name in EFFORT_FIELDS),
+            )
+            for assignment_id, row in zip(assignment_ids, chunk, strict=True)
         )

@@ -20,11 +20,13 @@ Reading the file (its kind, header and records) is table_read.py.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from annotations.importers import study
 from annotations.importers.base import (
+    EFFORT_MAX,
     ImportDataError,
     ImportPlan,
     InputFile,
@@ -39,6 +41,7 @@ from annotations.importers.base import (
     scalar,
     shown,
 )
+from annotations.importers.spool import PostEditSpool
 from annotations.importers.table_read import WHOLE, read_table
 from annotations.models import EFFORT_COUNT_FIELDS
 
@@ -70,6 +73,7 @@ def mapping_pairs(text: str, *, where: str) -> dict[str, str]:
     return mapping
 
 
+@functools.cache
 def per_output(target: str) -> tuple[str, str] | None:
     """("output", NAME) for output:NAME, ("highlights", NAME) for highlights:NAME, else None."""
     kind, sep, name = target.partition(":")
@@ -148,7 +152,17 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
     resolved = resolve_mapping(columns, mapping, file.name)
     finished = "edited" in resolved
     plan = ImportPlan(fmt="table", definition_version=DEFINITION_VERSION if finished else "")
+    spool = plan.spooled = PostEditSpool() if finished else None  # post-edits wait on disk, not in memory
     items: dict[str, ItemRow] = {}
+    # Items known by their id and plain texts alone: a row whose cells equal its item's first row's is
+    # that item again, without parsing its cells anew (most rows of a study, each item edited by many).
+    item_targets = [t for t in resolved if t not in STUDY_TARGETS]
+    plain = (
+        finished
+        and "external_id" in resolved
+        and "start_text" not in resolved  # each row says what its item showed: checked row by row
+        and set(item_targets) <= _PLAIN_ITEM_TARGETS
+    )
     for line, record in rows:
         origin = Origin(file.name, line)
         for target, column in resolved.items():
@@ -158,6 +172,11 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
                 )
         values = {target: record[column] for target, column in resolved.items()}
         rest = {c: _kept(v) for c, v in record.items() if c not in resolved.values()}
+        again = _same_plain_item(items, values, item_targets) if plain else None
+        if again is not None:
+            assert spool is not None
+            spool.append(_post_edit(values, again.external_id, origin, extra=rest))
+            continue
         item = _item(values, origin, meta={} if finished else rest)
         if not finished:
             plan.items.append(item)
@@ -170,10 +189,28 @@ def parse(file: InputFile, *, mapping: dict[str, str]) -> ImportPlan:
             plan.items.append(item)
         else:
             _same_item(known, item, resolved)
-        plan.post_edits.append(post_edit)
+        assert spool is not None
+        spool.append(post_edit)
     if not plan.items:
         raise ImportDataError("no rows under the header", file=file.name)
     return plan
+
+
+_PLAIN_ITEM_TARGETS = {"external_id", "source", "model_output", "instruction"}
+
+
+def _same_plain_item(items: dict[str, ItemRow], values: dict[str, Any], targets: list[str]) -> ItemRow | None:
+    """The item already read whose plain texts (_PLAIN_ITEM_TARGETS) are this row's cells as they
+    are: parsing the row's cells would give that item again. None: parse them."""
+    external_id = values["external_id"]
+    known = items.get(external_id) if type(external_id) is str else None
+    if known is None:
+        return None
+    for target in targets:
+        value = values[target]
+        if type(value) is not str or value != getattr(known, target):
+            return None
+    return known
 
 
 def _kept(value: Any) -> Any:
@@ -252,22 +289,32 @@ def _item(values: dict[str, Any], origin: Origin, meta: dict[str, Any]) -> ItemR
             line=origin.line,
             field="position",
         )
+    # Without start texts (which the store turns into outputs) nothing changes an empty container of
+    # an item: every item with none shares one (a long study holds hundreds of thousands of items).
+    shared = "start_text" not in values
     return ItemRow(
         external_id=external_id or content_id(source, model_output),
         source=source,
         model_output=model_output,
         model_output_from_outputs=from_outputs,
         instruction=_text(values, "instruction", origin),
-        references=_text_list(values, "references", origin),
-        gold_edits=_text_list(values, "gold_edits", origin),
-        meta=meta,
+        references=_text_list(values, "references", origin) or _NO_LIST,
+        gold_edits=_text_list(values, "gold_edits", origin) or _NO_LIST,
+        meta=meta or _NO_DICT,
         origin=origin,
         document=document,
         document_position=position,
-        outputs=outputs,
-        highlights=_highlights(values, origin),
+        outputs=outputs or (_NO_DICT if shared else {}),
+        highlights=_highlights(values, origin) or _NO_DICT,
         practice=study.practice(values.get("practice"), origin=origin),
+        start_texts={} if not shared else _NO_DICT,
     )
+
+
+# The empty containers items share (see _item): the checks and the store replace a container
+# rather than change it, but for the outputs and start texts of items with start texts.
+_NO_LIST: list = []
+_NO_DICT: dict = {}
 
 
 def _json_cell(values: dict[str, Any], target: str, origin: Origin, *, what: str) -> Any:
@@ -349,7 +396,13 @@ def _post_edit(values: dict[str, Any], external_id: str, origin: Origin, extra: 
     for target in ("wall_ms", "wall_s", *EFFORT_COUNT_FIELDS):
         if target not in values:
             continue
-        number, written = _number(values[target], origin, target)
+        cell = values[target]
+        if target != "wall_s" and type(cell) is str and cell.isascii() and cell.isdigit() and len(cell) <= 18:
+            whole = int(cell)  # digits alone: a whole, non-negative number, as effort_value would find
+            if whole <= EFFORT_MAX[target]:
+                effort[target] = whole
+                continue
+        number, written = _number(cell, origin, target)
         if number is not None:
             name = "wall_ms" if target == "wall_s" else target
             effort[name] = effort_value(

@@ -10,6 +10,7 @@ header whose first column has no name is pandas' row index and is left out.
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -31,15 +32,19 @@ def table_kind(file: InputFile) -> str:
 
 
 def read_table(file: InputFile) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
-    """The header's columns, and (line, {column: value}) for each record under it."""
+    """The header's columns, and (line, {column: value}) for each record under it, read from the
+    file as they are asked for (a file is never held in memory whole)."""
     kind = table_kind(file)
     if kind == "jsonl":
-        records = list(json_lines(file))
-        columns = list(records[0][1]) if records else []
-        return columns, iter(records)
-    text = file.text()
+        records = json_lines(file)
+        first = next(records, None)
+        if first is None:
+            return [], iter(())
+        return list(first[1]), itertools.chain([first], records)
     _allow_cells_up_to(settings.EDITLAB_IMPORT_MAX_BYTES)
-    reader = csv.reader(_lines(text), dialect="excel-tab" if kind == "tsv" else "excel", strict=True)
+    # A file on disk is read a line at a time; bytes already in memory (an upload) are decoded whole.
+    lines = file.lines() if file.path is not None else _lines(file.text())
+    reader = csv.reader(lines, dialect="excel-tab" if kind == "tsv" else "excel", strict=True)
     rows = _csv_rows(reader, file)
     try:
         header_line, columns = next(rows)
