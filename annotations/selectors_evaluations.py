@@ -8,10 +8,10 @@ submitted post-edits); never the system's name, nor another rater's spans.
 
 from __future__ import annotations
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.urls import reverse
 
-from annotations.models import Assignment, Evaluation, Project
+from annotations.models import Assignment, Evaluation, PostEdit, Project
 from annotations.selectors import ContextSegment
 from annotations.services.evaluation_task import MAX_EVENTS_PER_BATCH
 from annotations.services.evaluations import MAX_COMMENT, MAX_SPANS
@@ -35,6 +35,12 @@ def rater_evaluations(*, user) -> list[Evaluation]:
         .annotate(open_order=order)
         .order_by("open_order", "item__project__name", "item__position", "pk")
     )
+
+
+def evaluations_summary(*, user) -> dict[str, int]:
+    """How many live evaluations the user has, and how many of them are still open (one query)."""
+    live = Evaluation.objects.filter(rater=user, origin=PostEdit.LIVE)
+    return live.aggregate(total=Count("id"), open=Count("id", filter=~Q(status=Evaluation.SUBMITTED)))
 
 
 def next_open_evaluation(*, user, exclude: int | None = None) -> Evaluation | None:

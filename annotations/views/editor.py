@@ -25,6 +25,7 @@ from annotations.references import references_shown
 from annotations.roles import can_read_all, is_participant
 from annotations.selectors import document_context, start_shown
 from annotations.selectors_editor import editor_place
+from annotations.selectors_evaluations import evaluations_summary
 from annotations.selectors_participants import participant_of
 from annotations.selectors_progress import batch_progress
 from annotations.selectors_review import editor_notice, returned_work
@@ -141,6 +142,7 @@ def annotator_home(request: AuthenticatedHttpRequest) -> HttpResponse:
         "next_assignment": next_assignment,
         "questionnaires_due": post_questionnaires_due(user=request.user),  # docs/quality.md
         "returned": returned_work(user=request.user),
+        "evaluations": evaluations_summary(user=request.user),
     }
     return vary_on_htmx(render(request, "annotations/annotator_home.html", context))
 

@@ -145,3 +145,12 @@ def test_the_endpoints_refuse_other_people_and_bad_input(world):
     assert not EvaluationEvent.objects.exists()
     world["mine"].refresh_from_db()
     assert world["mine"].status == "pending"
+
+
+def test_the_home_page_links_a_raters_evaluations_and_only_a_raters(world):
+    world["mine"].status = Evaluation.SUBMITTED
+    world["mine"].save()
+    home = client_of(world["rhea"]).get(reverse("annotator_home")).content.decode()
+    assert f'<a href="{reverse("evaluations")}">Your evaluations</a>: 2 to do of 3' in home
+    nobody = client_of(UserFactory(username="nina", role="annotator")).get(reverse("annotator_home")).content.decode()
+    assert reverse("evaluations") not in nobody
