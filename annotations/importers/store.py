@@ -132,24 +132,7 @@ def _update_project(project: Project, plan: ImportPlan, report: ImportReport, ne
         project.save(update_fields=sorted(set(changed)))
 
 
-ITEM_COLUMNS = (
-    "project_id",
-    "external_id",
-    "source",
-    "model_output",
-    "instruction",
-    "drawn_instruction",
-    "references",
-    "gold_edits",
-    "task_type",
-    "meta",
-    "position",
-    "document",
-    "document_position",
-    "outputs",
-    "highlights",
-    "practice",
-)
+ITEM_COLUMNS = ("project_id", *Item.DATA_FIELDS)
 
 
 @dataclass(slots=True)

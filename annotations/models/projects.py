@@ -142,6 +142,25 @@ class Item(models.Model):
 
     objects = ItemQuerySet.as_manager()
 
+    # What an item holds besides its project: what an import writes and a copy carries over.
+    DATA_FIELDS = (
+        "external_id",
+        "source",
+        "model_output",
+        "instruction",
+        "drawn_instruction",
+        "references",
+        "gold_edits",
+        "task_type",
+        "meta",
+        "position",
+        "document",
+        "document_position",
+        "outputs",
+        "highlights",
+        "practice",
+    )
+
     class Meta:
         ordering = ["project", "position", "id"]
         constraints = [

@@ -19,23 +19,7 @@ NAME_MAX = max_length(Project, "name")
 BULK_SIZE = 1000
 # What the source's history says about its own batches and assignments: not the copy's.
 NOT_COPIED_META = ("batching", "designs", "copied_from")
-ITEM_FIELDS = (
-    "external_id",
-    "source",
-    "model_output",
-    "instruction",
-    "drawn_instruction",
-    "references",
-    "gold_edits",
-    "task_type",
-    "meta",
-    "position",
-    "document",
-    "document_position",
-    "outputs",
-    "highlights",
-    "practice",
-)
+ITEM_FIELDS = Item.DATA_FIELDS
 
 
 @dataclass
