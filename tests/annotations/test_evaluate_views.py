@@ -154,3 +154,23 @@ def test_the_home_page_links_a_raters_evaluations_and_only_a_raters(world):
     assert f'<a href="{reverse("evaluations")}">Your evaluations</a>: 2 to do of 3' in home
     nobody = client_of(UserFactory(username="nina", role="annotator")).get(reverse("annotator_home")).content.decode()
     assert reverse("evaluations") not in nobody
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"page_id": "9b2c1c7e-3f3a-4c55-9a57-7a1f58f3c1a0", "spans": ' + "[" * 5000 + "]" * 5000 + "}",
+        '{"page_id": "9b2c1c7e-3f3a-4c55-9a57-7a1f58f3c1a0", "last_seq": 1e400, "spans": []}',
+        '{"page_id": "\\ud800", "last_seq": -1, "spans": []}',
+        '{"page_id": "9b2c1c7e-3f3a-4c55-9a57-7a1f58f3c1a0", "last_seq": -1, "spans": [{"start": 0, "end": '
+        + str(2**70)
+        + ', "category": "Accuracy", "severity": "minor"}]}',
+    ],
+    ids=["deep", "huge-number", "lone-surrogate", "offset-past-bigint"],
+)
+def test_the_submit_refuses_hostile_json_with_a_400_and_stores_nothing(world, body):
+    rhea = client_of(world["rhea"])
+    status, answer = post_json(rhea, reverse("api-evaluation-submit", args=[world["mine"].pk]), body)
+    assert status == 400 and answer["detail"]
+    world["mine"].refresh_from_db()
+    assert world["mine"].status != Evaluation.SUBMITTED and not world["mine"].spans.exists()

@@ -301,3 +301,24 @@ def test_the_segment_pages_link_with_href_and_hx_get(researcher_client):
     assert 'href="?severity=minor&amp;page=2#segments" hx-get="?severity=minor&amp;page=2"' in body
     second = researcher_client.get(url(project, "severity=minor&page=2"))
     assert [row.seg_id for row in second.context["page"].object_list] == ["x8", "x9"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.dictionaries(
+        st.sampled_from(["system", "rater", "document", "category", "severity", "page"]),
+        st.one_of(
+            st.text(max_size=30),
+            st.sampled_from(["NaN", "inf", "-1", "0", str(2**63), "9" * 400, "\u202e\u0000", "💥" * 50]),
+        ),
+        max_size=6,
+    )
+)
+def test_any_filter_query_is_a_page_or_a_named_400_never_a_500(wmt, researcher_client, query):
+    """Generated filters (odd Unicode, NUL, huge and non-finite numbers) on the quality page and the agreement
+    download: a page, or a 400 that says what is wrong."""
+    for target in (url(wmt), reverse("metrics-report-agreement", kwargs={"project_id": wmt.pk, "fmt": "json"})):
+        response = researcher_client.get(target, query)
+        assert response.status_code in (200, 400), (target, query, response.status_code)
+        if response.status_code == 400:
+            assert response.content.strip()
