@@ -130,18 +130,28 @@ def intraclass(units, raters, values, *, level: float = 0.95) -> ICC | None:
     ss_cols = np.float64(n * np.sum((x.mean(axis=0) - grand) ** 2))
     ss_total = np.float64(np.sum((x - grand) ** 2))
     ss_err = ss_total - ss_rows - ss_cols
+    # Rounding leaves about 1e-16 of ss_total where a sum of squares is exactly zero (rows or raters alike, or
+    # an exact fit): kept, it turns inf or NaN into a finite number of 1e15 that means nothing.
+    tiny = 1e-12 * ss_total
+    ss_rows, ss_cols, ss_err = (np.float64(0.0) if abs(ss) <= tiny else ss for ss in (ss_rows, ss_cols, ss_err))
     df1, df_w, df_e = n - 1, n * (k - 1), (n - 1) * (k - 1)
     out = ICC(n, k, dropped)
     v = out.values
     with np.errstate(divide="ignore", invalid="ignore"):
         msb, msj = ss_rows / df1, ss_cols / (k - 1)
         msw, mse = (ss_cols + ss_err) / df_w, ss_err / df_e
-        v["ICC(1,1)"] = (msb - msw) / (msb + (k - 1) * msw)
-        v["ICC(2,1)"] = (msb - mse) / (msb + (k - 1) * mse + k * (msj - mse) / n)
-        v["ICC(3,1)"] = (msb - mse) / (msb + (k - 1) * mse)
-        v["ICC(1,k)"] = (msb - msw) / msb
-        v["ICC(2,k)"] = (msb - mse) / (msb + (msj - mse) / n)
-        v["ICC(3,k)"] = (msb - mse) / msb
+        # The same for a denominator whose terms cancel exactly (ICC(2,k) with msb = (mse - msj) / n).
+        tiny = 1e-12 * k * max(msb, msj, msw, mse)
+
+        def ratio(top, bottom):
+            return top / (np.float64(0.0) if abs(bottom) <= tiny else bottom)
+
+        v["ICC(1,1)"] = ratio(msb - msw, msb + (k - 1) * msw)
+        v["ICC(2,1)"] = ratio(msb - mse, msb + (k - 1) * mse + k * (msj - mse) / n)
+        v["ICC(3,1)"] = ratio(msb - mse, msb + (k - 1) * mse)
+        v["ICC(1,k)"] = ratio(msb - msw, msb)
+        v["ICC(2,k)"] = ratio(msb - mse, msb + (msj - mse) / n)
+        v["ICC(3,k)"] = ratio(msb - mse, msb)
         f1, f3 = msb / msw, msb / mse
         a = 1 - level
         for name, fval, d2 in (("1", f1, df_w), ("2", f3, df_e), ("3", f3, df_e)):

@@ -7,6 +7,7 @@ IWSLT2019 (Scarton et al. 2019): five editors post-edited the same 1,047 segment
 
 from __future__ import annotations
 
+from fractions import Fraction
 import math
 import warnings
 from pathlib import Path
@@ -203,7 +204,10 @@ def test_the_one_way_icc_with_unequal_groups_is_the_anova_s(groups):
 )
 def test_icc_of_any_complete_matrix_never_fails_and_is_pingouin_s_where_finite(matrix):
     """Small value sets make exact fits common (no error, no spread between items or raters): the ICC is then
-    inf or NaN as pingouin's, None in JSON, never a ZeroDivisionError (it was a 500 of the agreement API)."""
+    inf or NaN, None in JSON, never a ZeroDivisionError (it was a 500 of the agreement API). Each point ICC is
+    checked against the same formula in exact rational arithmetic: undefined there (a zero denominator) means
+    not finite here; defined means equal. pingouin is compared where it is finite and the exact value is
+    defined (where the exact denominator is zero, its rounding residue can give a finite 1e15)."""
     rows = [(f"i{i}", f"r{r}", value) for i, row in enumerate(matrix) for r, value in enumerate(row)]
     frame = pd.DataFrame(rows, columns=["item", "annotator", "score"])
     result = intraclass(frame["item"].to_numpy(), frame["annotator"].to_numpy(), frame["score"].to_numpy())
@@ -211,6 +215,13 @@ def test_icc_of_any_complete_matrix_never_fails_and_is_pingouin_s_where_finite(m
     assert jsonable(result.values) == {
         name: (value if math.isfinite(value) else None) for name, value in result.values.items()
     }
+    exact = _exact_iccs(matrix)
+    for name, value in exact.items():
+        ours = result.values[name]
+        if value is None:
+            assert not math.isfinite(ours), name
+        else:
+            assert ours == pytest.approx(float(value), rel=1e-9, abs=1e-12), name
     if len(rows) < 5:  # pingouin asks for five values
         return
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -218,8 +229,26 @@ def test_icc_of_any_complete_matrix_never_fails_and_is_pingouin_s_where_finite(m
         table = _pingouin(frame, "score")
     for name in ICC_TYPES:
         theirs = float(table.loc[PINGOUIN_NAMES[name], "ICC"])
-        ours = result.values[name]
-        if math.isfinite(theirs):
-            assert ours == pytest.approx(theirs, abs=1e-9)
-        else:
-            assert not math.isfinite(ours) or math.isnan(theirs)
+        if math.isfinite(theirs) and exact[name] is not None:
+            assert result.values[name] == pytest.approx(theirs, abs=1e-9)
+
+
+def _exact_iccs(matrix) -> dict:
+    """Shrout & Fleiss's six point ICCs in Fractions; None where a denominator is zero."""
+    x = [[Fraction(v) for v in row] for row in matrix]
+    n, k = len(x), len(x[0])
+    grand = sum(map(sum, x)) / (n * k)
+    ss_rows = k * sum((sum(row) / k - grand) ** 2 for row in x)
+    ss_cols = n * sum((sum(row[j] for row in x) / n - grand) ** 2 for j in range(k))
+    ss_err = sum((v - grand) ** 2 for row in x for v in row) - ss_rows - ss_cols
+    msb, msj = ss_rows / (n - 1), ss_cols / (k - 1)
+    msw, mse = (ss_cols + ss_err) / (n * (k - 1)), ss_err / ((n - 1) * (k - 1))
+    parts = {
+        "ICC(1,1)": (msb - msw, msb + (k - 1) * msw),
+        "ICC(2,1)": (msb - mse, msb + (k - 1) * mse + k * (msj - mse) / n),
+        "ICC(3,1)": (msb - mse, msb + (k - 1) * mse),
+        "ICC(1,k)": (msb - msw, msb),
+        "ICC(2,k)": (msb - mse, msb + (msj - mse) / n),
+        "ICC(3,k)": (msb - mse, msb),
+    }
+    return {name: (top / bottom if bottom else None) for name, (top, bottom) in parts.items()}
