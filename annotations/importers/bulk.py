@@ -5,6 +5,10 @@ value of each instance for the database. `Inserter` prepares a model's columns o
 a row gives are passed as they are (text, numbers, ids) or adapted by the backend (JSON); every
 other column takes the value bulk_create would give it (its default, the time for auto_now and
 auto_now_add, or the constant given for the whole insert), prepared once.
+
+On PostgreSQL the rows go through COPY: a multi-row INSERT of 500 rows is a query psycopg converts
+anew each time (its placeholders are split and renumbered in Python), which cost a third of an
+import's time there. The new primary keys are drawn from the table's sequence first.
 """
 
 from __future__ import annotations
@@ -51,10 +55,18 @@ class Inserter:
         self._prepare: list[Callable[[Any], Any] | None] = [_preparer(by_attname[name], connection) for name in given]
         columns = [str(by_attname[name].column) for name in [*given, *fixed_names]]
         quote = connection.ops.quote_name
-        self._head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(map(quote, columns))}) VALUES "
+        table = quote(model._meta.db_table)
+        self._head = f"INSERT INTO {table} ({', '.join(map(quote, columns))}) VALUES "
         self._row = "(" + ", ".join(["%s"] * len(columns)) + ")"
         assert model._meta.pk is not None
-        self._returning = f" RETURNING {quote(str(model._meta.pk.column))}"
+        pk = str(model._meta.pk.column)
+        self._returning = f" RETURNING {quote(pk)}"
+        self._copy = connection.vendor == "postgresql"
+        self._copy_sql = f"COPY {table} ({', '.join(map(quote, columns))}) FROM STDIN"
+        self._copy_with_pk_sql = f"COPY {table} ({', '.join(map(quote, [pk, *columns]))}) FROM STDIN"
+        self._next_pks = (
+            f"SELECT nextval(pg_get_serial_sequence('{model._meta.db_table}', '{pk}')) FROM generate_series(1, %s)"
+        )
         limit = connection.features.max_query_params
         self._batch = max(1, limit // len(columns)) if limit else ROWS_PER_STATEMENT
 
@@ -66,14 +78,31 @@ class Inserter:
         return values
 
     def insert(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Insert the rows: one statement, executed for each (the driver's loop)."""
+        """Insert the rows: COPY on PostgreSQL, elsewhere one statement executed for each (the driver's loop)."""
         with connections[self.db].cursor() as cursor:
-            cursor.executemany(self._head + self._row, [self._params(row) for row in rows])
+            if self._copy:
+                with cursor.copy(self._copy_sql) as copy:
+                    for row in rows:
+                        copy.write_row(self._params(row))
+            else:
+                cursor.executemany(self._head + self._row, [self._params(row) for row in rows])
 
     def insert_returning(self, rows: Iterable[Sequence[Any]]) -> list[int]:
         """Insert the rows and return their new primary keys, in the rows' order (as bulk_create reads
-        them back: SQLite >= 3.35 and PostgreSQL return the rows of a multi-row INSERT in order)."""
-        return self._run(rows, returning=True)
+        them back: SQLite >= 3.35 returns the rows of a multi-row INSERT in order; on PostgreSQL the keys
+        are drawn from the sequence, then given to COPY)."""
+        if not self._copy:
+            return self._run(rows, returning=True)
+        rows = list(rows)
+        if not rows:
+            return []
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(self._next_pks, [len(rows)])
+            pks = [pk for (pk,) in cursor.fetchall()]
+            with cursor.copy(self._copy_with_pk_sql) as copy:
+                for pk, row in zip(pks, rows, strict=True):
+                    copy.write_row([pk, *self._params(row)])
+        return pks
 
     def _run(self, rows: Iterable[Sequence[Any]], *, returning: bool) -> list[int]:
         ids: list[int] = []
