@@ -314,15 +314,14 @@ def test_a_worker_stopped_mid_job_leaves_a_failed_job_whose_retry_gives_the_valu
 WORKER = """
 import os, pathlib, time
 from django.core.management import call_command
-from metrics.models import MetricValue
+from metrics import jobs
 
 marker = pathlib.Path(os.environ["FAULT_MARKER"])
-manager = MetricValue.objects
-write = manager.bulk_create
+write = jobs.metric_values_store
 chunks = {"n": 0}
 
-def bulk_create(*args, **kwargs):
-    result = write(*args, **kwargs)
+def metric_values_store(**kwargs):
+    result = write(**kwargs)
     chunks["n"] += 1
     if chunks["n"] == 2:
         # The second chunk's rows are written, its transaction is still open: the worker dies here.
@@ -330,7 +329,7 @@ def bulk_create(*args, **kwargs):
         time.sleep(600)
     return result
 
-manager.bulk_create = bulk_create
+jobs.metric_values_store = metric_values_store
 call_command("db_worker", "--batch", "--no-startup-delay", "--no-reload")
 """
 
