@@ -22,6 +22,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from editlab.benchmarks import scale
 from editlab.benchmarks.support import production_settings
@@ -32,11 +33,13 @@ class _Database:
 
     def __init__(self, target: Path | None, url: str | None) -> None:
         self.postgres = url is not None
+        self.connection: Any
         if url is not None:
             import psycopg  # noqa: PLC0415  # only for a PostgreSQL study
 
             self.connection = psycopg.connect(url, autocommit=True)
         else:
+            assert target is not None
             self.connection = sqlite3.connect(target, isolation_level=None)
             self.connection.execute("PRAGMA journal_mode=OFF")
             self.connection.execute("PRAGMA synchronous=OFF")
