@@ -12,15 +12,18 @@ changed since.
 
 from collections.abc import Sequence
 
-from django.db.models import BooleanField, Case, Count, Q, QuerySet, Value, When
+from django.db.models import BooleanField, Case, Count, F, IntegerField, Max, Q, QuerySet, Subquery, Value, When
+from django.db.models.expressions import ExpressionWrapper
 
-from annotations.models import Assignment, Project
+from annotations.models import Assignment, PostEdit, Project
 from metrics import text as text_metrics
 from metrics.models import MetricValue
 from metrics.selectors import VARIANTS, post_edit_queryset
 from metrics.services import Coverage, resolve_metrics, resolve_variants
 
 GOLD_FAMILY = "gold-based"
+# The project's post-edits are dense among all when they are at least 1/_DENSE of the highest post-edit id.
+_DENSE = 4
 
 # JSON values that hold no document and no gold edit (reference_texts and the gold edits' reading give
 # nothing for them); SQL NULL too.
@@ -66,6 +69,9 @@ def metric_coverage(
         references=Count("id", filter=with_references),
         gold=Count("id", filter=with_gold),
         both=Count("id", filter=with_references & with_gold),
+        # The highest post-edit id of any project (an uncorrelated subquery, read once): how dense the
+        # project's post-edits are among all, for the choice below.
+        highest=Max(Subquery(PostEdit.objects.order_by("-pk").values("pk")[:1])),
     )
     # (has references, has gold edits) -> post-edits, the kinds the project holds
     per_kind = {
@@ -88,6 +94,15 @@ def metric_coverage(
     if len(per_kind) == 1:
         # Every post-edit is of one kind (commonly: no references, no gold edits): so is every value.
         (has_references, has_gold), _ = next(iter(per_kind.items()))
+        if counts["n"] * _DENSE >= (counts["highest"] or 0):
+            # Most post-edits are the project's: the values are read in the (metric, variant, version,
+            # post-edit) index's order, each kept when its post-edit is one of the project's submitted ones
+            # (their ids read once, compared through an expression no index answers, so that the database
+            # scans the values in that order and groups them as they come, where a join reads every value's
+            # row through its post-edit and sorts them all).
+            kept = ExpressionWrapper(F("post_edit_id") + 0, output_field=IntegerField())
+            values = MetricValue.objects.filter(metric__in=metric_names, variant__in=variant_names).order_by()
+            values = values.alias(kept=kept).filter(kept__in=Subquery(post_edits.values("id")))
         stored = values.values("metric", "variant", "metric_version").annotate(
             n=Count("id"), has_references=Value(has_references), has_gold=Value(has_gold)
         )

@@ -171,7 +171,11 @@ class Item(models.Model):
                 name="item_unique_document_position",
             ),
         ]
-        indexes = [models.Index(fields=["batch", "batch_position"])]
+        indexes = [
+            models.Index(fields=["batch", "batch_position"]),
+            # The items browser's pages, in import order: read in the index's order, never sorted.
+            models.Index(fields=["project", "position", "id"], name="item_project_position"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project.name}/{self.external_id}"
