@@ -22,9 +22,10 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import cast
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -311,7 +312,7 @@ _UNNEST = (
 def _upsert_sql(rows: str) -> str:
     """INSERT of the `rows` (VALUES or a SELECT), or, on a value's key (post-edit, metric, variant), UPDATE."""
     quote, meta = connection.ops.quote_name, MetricValue._meta
-    columns = [quote(meta.get_field(name).column) for name in _STORED]
+    columns = [quote(str(cast(models.Field, meta.get_field(name)).column)) for name in _STORED]
     return (
         f"INSERT INTO {quote(meta.db_table)} ({', '.join(columns)}) {rows} "
         f"ON CONFLICT ({', '.join(columns[:3])}) DO UPDATE SET {', '.join(f'{c} = EXCLUDED.{c}' for c in columns[3:])}"

@@ -72,6 +72,6 @@ def test_insert_without_ids_writes_every_row():
     Inserter(Item, ("project_id", "external_id", "model_output", "position")).insert(
         [(project.pk, f"i{n}", "a\tb\\n\nc", n) for n in range(3)]
     )
-    assert list(Item.objects.filter(project=project).order_by("position").values_list("external_id", "model_output")) == [
-        (f"i{n}", "a\tb\\n\nc") for n in range(3)
-    ]
+    assert list(
+        Item.objects.filter(project=project).order_by("position").values_list("external_id", "model_output")
+    ) == [(f"i{n}", "a\tb\\n\nc") for n in range(3)]

@@ -7,9 +7,9 @@ IWSLT2019 (Scarton et al. 2019): five editors post-edited the same 1,047 segment
 
 from __future__ import annotations
 
-from fractions import Fraction
 import math
 import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import krippendorff
