@@ -1,7 +1,7 @@
 """App CPU per editor event batch, measured in-process: what the load benchmark's batches cost the app.
 
     python -m editlab.benchmarks.event_batch --database-url postgres://... [--batches 400] [--events 20]
-                                             [--breakdown] [--output FILE]
+                                             [--breakdown] [--profile FILE] [--output FILE]
 
 Calls the WSGI application in this process with POST /api/post-edits/<id>/events/ bodies of --events
 events of a consistent typing session (editlab.benchmarks.load.session, as the browser's logger sends
@@ -11,12 +11,14 @@ events service and its statements, with DEBUG off. Measures the CPU time of this
 on this machine: its backend process's CPU time), median over --batches
 requests after 50 unmeasured ones. CPU time is less sensitive than latency to other work on the
 machine, not insensitive: the report gives the load average. --breakdown also times the main steps
-(inclusive, each wrapped; the wrapping adds a little). Use an empty PostgreSQL database (migrated
+(inclusive, each wrapped; the wrapping adds a little); --profile writes cProfile's statistics of the
+measured requests to FILE (the profiler adds its own cost: read the shares, not the times). Use an empty PostgreSQL database (migrated
 here); SQLite needs EDITLAB_ALLOW_SQLITE=1 and measures another insert path.
 """
 
 import argparse
 import collections
+import cProfile
 import functools
 import io
 import json
@@ -86,7 +88,7 @@ def _session_batches(count: int, size: int, text: str) -> list[list[dict]]:
     return [stream[start : start + size] for start in range(0, count * size, size)]
 
 
-def measure(*, batches: int, events: int, breakdown: bool) -> dict:
+def measure(*, batches: int, events: int, breakdown: bool, profile: Path | None = None) -> dict:
     import django
 
     django.setup()
@@ -167,10 +169,16 @@ def measure(*, batches: int, events: int, breakdown: bool) -> dict:
     backend = _local_backend_pid()
     meter = None if backend is None else CpuMeter({"PostgreSQL": [backend]}, alone=("PostgreSQL",))
     cpu_ms = []
+    profiler = cProfile.Profile() if profile is not None else None
+    if profiler is not None:
+        profiler.enable()
     for body in bodies[WARM_UP:]:
         started = time.process_time()
         post(body)
         cpu_ms.append(1000 * (time.process_time() - started))
+    if profiler is not None and profile is not None:
+        profiler.disable()
+        profiler.dump_stats(profile)
     backend_seconds = None if meter is None else meter.stop()["PostgreSQL"]
     return {
         "vendor": connection.vendor,
@@ -229,10 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=400)
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--breakdown", action="store_true", help="also time the main steps")
+    parser.add_argument("--profile", type=Path, help="write cProfile's statistics of the measured requests here")
     parser.add_argument("--output", type=Path, default=result_file("event_batch"))
     args = parser.parse_args(argv)
     _environment(args.database_url)
-    result = measure(batches=args.batches, events=args.events, breakdown=args.breakdown)
+    result = measure(batches=args.batches, events=args.events, breakdown=args.breakdown, profile=args.profile)
     text = report(result, batches=args.batches, events=args.events)
     print(text)
     vendor = result["vendor"]

@@ -52,7 +52,7 @@ def test_an_admin_role_user_sees_no_superuser_or_permission_fields(admin_client,
 def test_an_admin_role_user_cannot_set_superuser_or_permissions(admin_client, annotator):
     page = admin_client.get(f"/admin/auth/user/{annotator.pk}/change/")
     data = _form_data(page)
-    perm = Permission.objects.get(codename="delete_session")
+    perm = Permission.objects.get(codename="delete_session", content_type__app_label="sessions")
     data.update(is_superuser="on", is_staff="on", user_permissions=[str(perm.pk)], groups=[])
     response = admin_client.post(f"/admin/auth/user/{annotator.pk}/change/", data)
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
@@ -79,7 +79,9 @@ def test_an_admin_role_user_cannot_touch_a_superusers_account(admin_client, supe
 
 def test_an_admin_role_user_grants_a_group_only_permissions_they_hold(admin_client, admin_user):
     group = Group.objects.create(name="reviewers")
-    foreign = Permission.objects.get(codename="delete_session")  # not in the admin role
+    foreign = Permission.objects.get(
+        codename="delete_session", content_type__app_label="sessions"
+    )  # not in the admin role
     held = Permission.objects.get(codename="view_project")
     other = Group.objects.create(name="ops")
     other.permissions.add(foreign)

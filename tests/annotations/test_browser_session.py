@@ -11,9 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.conf import settings
-from django.contrib.sessions.models import Session
 
 from annotations.models import Visit
+from editlab.logins.models import Session
 from tests.browser_support import (
     BROWSER_DB,
     assert_submitted,

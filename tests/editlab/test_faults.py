@@ -15,7 +15,6 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from django.contrib.sessions.models import Session
 from django.db import OperationalError, connection, transaction
 from django.http import HttpResponse
 from django.test import Client
@@ -23,6 +22,7 @@ from django.utils import timezone
 
 from annotations.editing import event_store, lifecycle
 from annotations.models import Assignment, EditEvent, PostEdit, Visit
+from editlab.logins.models import Session
 from metrics import text as engine
 from metrics.jobs import metric_job_create, metric_job_retry
 from metrics.models import MetricJob, MetricValue

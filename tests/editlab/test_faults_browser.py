@@ -8,9 +8,9 @@
 """
 
 import pytest
-from django.contrib.sessions.models import Session
 
 from annotations.models import Visit
+from editlab.logins.models import Session
 from tests.browser_support import (
     BROWSER_DB,
     TIMEOUT_MS,
