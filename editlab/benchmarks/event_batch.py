@@ -1,7 +1,7 @@
 """App CPU per editor event batch, measured in-process: what the load benchmark's batches cost the app.
 
     python -m editlab.benchmarks.event_batch --database-url postgres://... [--batches 400] [--events 20]
-                                             [--breakdown] [--profile FILE] [--output FILE]
+                                             [--breakdown] [--profile FILE] [--http WORKERS] [--output FILE]
 
 Calls the WSGI application in this process with POST /api/post-edits/<id>/events/ bodies of --events
 events of a consistent typing session (editlab.benchmarks.load.session, as the browser's logger sends
@@ -12,7 +12,9 @@ on this machine: its backend process's CPU time), median over --batches
 requests after 50 unmeasured ones. CPU time is less sensitive than latency to other work on the
 machine, not insensitive: the report gives the load average. --breakdown also times the main steps
 (inclusive, each wrapped; the wrapping adds a little); --profile writes cProfile's statistics of the
-measured requests to FILE (the profiler adds its own cost: read the shares, not the times). Use an empty PostgreSQL database (migrated
+measured requests to FILE (the profiler adds its own cost: read the shares, not the times); --http
+WORKERS posts the same batches over HTTP, one after another, to gunicorn with that many sync workers
+and reports the CPU of gunicorn's processes per batch: what HTTP, gunicorn and its access log add. Use an empty PostgreSQL database (migrated
 here); SQLite needs EDITLAB_ALLOW_SQLITE=1 and measures another insert path.
 """
 
@@ -88,7 +90,7 @@ def _session_batches(count: int, size: int, text: str) -> list[list[dict]]:
     return [stream[start : start + size] for start in range(0, count * size, size)]
 
 
-def measure(*, batches: int, events: int, breakdown: bool, profile: Path | None = None) -> dict:
+def measure(*, batches: int, events: int, breakdown: bool, profile: Path | None = None, http_workers: int = 0) -> dict:
     import django
 
     django.setup()
@@ -161,6 +163,8 @@ def measure(*, batches: int, events: int, breakdown: bool, profile: Path | None 
         if not status[0].startswith("200"):
             raise RuntimeError(f"POST {path}: {status[0]} {content[:300]!r}")
 
+    if http_workers:
+        return _measure_http(http_workers, path, cookie, token, bodies)
     for body in bodies[:WARM_UP]:
         post(body)
     timer = StepTimer()
@@ -188,6 +192,75 @@ def measure(*, batches: int, events: int, breakdown: bool, profile: Path | None 
     }
 
 
+def _measure_http(workers: int, path: str, cookie: str, token: str, bodies: list[bytes]) -> dict:
+    """The same batches POSTed one after another over HTTP (a new connection each, as the load
+    benchmark's client) to gunicorn with `workers` sync workers on this database: the app's CPU is
+    the gunicorn tree's (HTTP parsing, the access log and the socket's system time included), and
+    PostgreSQL's is its whole cluster's when it runs here."""
+    import http.client
+    import tempfile
+
+    import psutil
+    from django.core.management import call_command
+    from django.db import connection
+
+    from editlab.benchmarks.load.harness import Gunicorn, server_environment
+
+    with tempfile.TemporaryDirectory(prefix="event-batch-http-") as folder:
+        static = Path(folder) / "static"
+        with _settings_override(STATIC_ROOT=str(static)):
+            call_command("collectstatic", interactive=False, verbosity=0)
+        env = server_environment({"STATIC_ROOT": str(static), "EDITLAB_ENV_FILE": "/dev/null"})
+        server = Gunicorn(env=env, workers=workers, worker_class="sync", threads=1, folder=Path(folder))
+        server.start()
+        try:
+            backend = _local_backend_pid()
+            trees = {"app": [server.pid]}
+            if backend is not None:
+                trees["PostgreSQL"] = [psutil.Process(backend).ppid()]
+            connection.close()  # this process's own backend stays out of the cluster's count
+
+            def post(body: bytes) -> None:
+                client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+                headers = {
+                    "Content-Type": "application/json",
+                    "Cookie": cookie,
+                    "X-CSRFToken": token,
+                    "Connection": "close",
+                }
+                client.request("POST", path, body=body, headers=headers)
+                response = client.getresponse()
+                content = response.read()
+                client.close()
+                if response.status != 200:
+                    raise RuntimeError(f"POST {path}: {response.status} {content[:300]!r}")
+
+            for body in bodies[:WARM_UP]:
+                post(body)
+            meter = CpuMeter(trees)
+            started = time.monotonic()
+            for body in bodies[WARM_UP:]:
+                post(body)
+            elapsed = time.monotonic() - started
+            used = meter.stop()
+        finally:
+            server.stop()
+    count = len(bodies) - WARM_UP
+    return {
+        "vendor": "postgresql" if "PostgreSQL" in trees else connection.vendor,
+        "http": {"workers": workers, "app_ms": 1000 * used["app"] / count, "wall_ms": 1000 * elapsed / count},
+        "cpu_ms": [],
+        "steps": {},
+        "backend_ms": 1000 * used["PostgreSQL"] / count if "PostgreSQL" in used else None,
+    }
+
+
+def _settings_override(**values):
+    from django.test import override_settings
+
+    return override_settings(**values)
+
+
 def _local_backend_pid() -> int | None:
     """The pid of the PostgreSQL backend serving this process's connection, when the server runs on
     this machine (None otherwise, and on SQLite): its CPU time is PostgreSQL's share of a batch."""
@@ -209,6 +282,19 @@ def _local_backend_pid() -> int | None:
 def report(result: dict, *, batches: int, events: int) -> str:
     cpu = result["cpu_ms"]
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    if "http" in result:
+        http = result["http"]
+        backend = result["backend_ms"]
+        return (
+            f"Measured with `python -m editlab.benchmarks.event_batch --http {http['workers']}` ({result['vendor']}, "
+            f"Python {platform.python_version()}, {os.cpu_count()} cores, load average {load} while it ran): "
+            f"{batches} POSTs of {events}-event batches, one after another, each on a new connection, to gunicorn "
+            f"with {http['workers']} sync worker(s), DEBUG off.\n\n"
+            f"| per batch | app (gunicorn's processes) CPU | PostgreSQL CPU (the cluster) | wall |\n"
+            f"|---|---:|---:|---:|\n"
+            f"| ms (mean) | {http['app_ms']:.2f} | {'-' if backend is None else f'{backend:.2f}'} | "
+            f"{http['wall_ms']:.2f} |"
+        )
     lines = [
         f"Measured with `python -m editlab.benchmarks.event_batch` ({result['vendor']}, Python "
         f"{platform.python_version()}, {os.cpu_count()} cores, load average {load} while it ran): "
@@ -238,13 +324,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--breakdown", action="store_true", help="also time the main steps")
     parser.add_argument("--profile", type=Path, help="write cProfile's statistics of the measured requests here")
+    parser.add_argument(
+        "--http", type=int, default=0, metavar="WORKERS", help="POST over HTTP to gunicorn with WORKERS sync workers"
+    )
     parser.add_argument("--output", type=Path, default=result_file("event_batch"))
     args = parser.parse_args(argv)
     _environment(args.database_url)
-    result = measure(batches=args.batches, events=args.events, breakdown=args.breakdown, profile=args.profile)
+    result = measure(
+        batches=args.batches, events=args.events, breakdown=args.breakdown, profile=args.profile, http_workers=args.http
+    )
     text = report(result, batches=args.batches, events=args.events)
     print(text)
-    vendor = result["vendor"]
+    vendor = result["vendor"] + ("-http" if args.http else "")
     write_section(
         args.output,
         f"<!-- benchmark:event_batch:{vendor}:start -->",
