@@ -19,11 +19,7 @@ import pandas as pd
 from django.db.models import Count, Max
 
 from annotations.models import DEFINITION_VERSION
-from metrics.analysis import (
-    EDITED_LENGTH,
-    ORIGINAL_LENGTH,
-    word_counts,
-)
+from metrics.analysis import EDITED_LENGTH, ORIGINAL_LENGTH
 from metrics.analysis.conditions import CONDITION, WORDS
 from metrics.analysis_options import Selection
 from metrics.models import MetricValue
@@ -123,11 +119,9 @@ def stored_current(rows: pd.DataFrame) -> pd.Series:
 def _load(selection: Selection) -> SelectionData:
     filters = selection.filters
     names = stored_metric_names(post_edit_queryset(**filters))
-    frame = post_edit_frame(**filters, metrics=names, variants=(selection.variant,))
+    # The texts' lengths and words, not the texts: counted as the rows are read (analysis.word_counts' count).
+    frame = post_edit_frame(**filters, metrics=names, variants=(selection.variant,), texts=False)
     frame = frame.rename(columns={metric_column(name, selection.variant): name for name in names})
-    frame[ORIGINAL_LENGTH] = frame["original"].fillna("").str.len()
-    frame[EDITED_LENGTH] = frame["edited"].fillna("").str.len()
-    frame[WORDS] = word_counts(frame["edited"])
     frame[CONDITION] = frame[CONDITION].fillna("").astype(str)
     messages = []
     empty = [name for name in names if frame[name].isna().all()]
