@@ -142,7 +142,7 @@ def test_the_frame_is_the_same_whatever_chunk_the_values_are_read_in(selection, 
     assert whole.dtypes[list(whole.columns[-4:])].tolist() == [float] * 4
 
 
-def _reference_frame(project, *, metrics, variants) -> "pd.DataFrame":
+def _reference_frame(project, *, metrics, variants):
     """post_edit_frame as it was built before it read columns: from_records of the rows, numbers converted,
     then the values placed one by one (the frame the analysis was validated on)."""
     import numpy as np
