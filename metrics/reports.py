@@ -107,7 +107,7 @@ def report_build(
     key = cache_key("report", selection.describe(), repr(settings), baseline, scenario_reference, *fingerprints)
 
     def compute() -> Report:
-        data = selection_data(selection=selection, use_cache=use_cache)
+        data = selection_data(selection=selection, use_cache=use_cache, known_fingerprint=fingerprints[0])
         analysis = analyze(
             data.frame,
             metrics=data.metrics,

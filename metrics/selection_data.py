@@ -99,12 +99,15 @@ class SelectionData:
     practice: int = 0  # practice post-edits in the selection, whether left out or not
 
 
-def selection_data(*, selection: Selection, use_cache: bool = True) -> SelectionData:
-    """The selection's data frame, from the cache when its data has not changed."""
+def selection_data(
+    *, selection: Selection, use_cache: bool = True, known_fingerprint: str | None = None
+) -> SelectionData:
+    """The selection's data frame, from the cache when its data has not changed. `known_fingerprint`: the
+    selection's fingerprint, when the caller has just read it (a report's key holds it): not read twice."""
     where = {**selection.describe(), "target": None, "target_column": None, "pause_thresholds_ms": None}
     if selection.target_column not in TARGETS.values():  # a process measure: its columns are part of the data
         where.update(target=selection.target, pause_thresholds_ms=selection.pause_thresholds_ms)
-    key = cache_key("selection", where, fingerprint(selection))
+    key = cache_key("selection", where, known_fingerprint or fingerprint(selection))
     return cached(key, lambda: _load(selection), use_cache)
 
 
