@@ -267,7 +267,9 @@ def _analyze(
 
     target_values = _finite(frame[target])
     measured = target_values.notna().to_numpy()
-    data = frame.loc[measured].copy()
+    # Copy-on-write (pandas 3): the columns assigned below never reach `frame`; a shallow copy when every row is
+    # measured (a boolean .loc would copy every column, and a .copy() of it once more).
+    data = frame.copy(deep=False) if measured.all() else frame.loc[measured]
     data[target] = target_values[measured]
     for name in metrics:  # from here on, NaN is the one way of being missing
         data[name] = _finite(data[name])
