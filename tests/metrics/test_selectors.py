@@ -221,3 +221,25 @@ def test_an_empty_frame_read_by_columns_has_the_columns_of_from_records(selectio
         assert frame.empty
         assert frame["post_edit_id"].dtype == "int64" and frame["wall_ms"].dtype == float
         assert frame["annotator"].dtype == object
+
+
+def test_annotator_names_are_those_with_a_post_edit_of_the_selection(selection):
+    from metrics.selectors import annotator_names
+
+    project, first, _ = selection
+    # Not in the list: a pending post-edit's annotator, another project's, a synthetic edit's.
+    PostEditFactory(
+        assignment__item__project=project,
+        assignment__annotator=UserFactory(username="carl"),
+        assignment__status=Assignment.PENDING,
+    )
+    SubmittedPostEditFactory(assignment__annotator=UserFactory(username="dora"))
+    SubmittedPostEditFactory(
+        assignment__item__project=project, assignment__annotator=UserFactory(username="llm"), origin=PostEdit.SIMULATED
+    )
+    SubmittedPostEditFactory(assignment__item__project=project, assignment__annotator=first.assignment.annotator)
+    names = annotator_names(project=project)
+    assert names == ["anna", "bob"]
+    assert names == sorted(
+        set(post_edit_queryset(project=project).values_list("assignment__annotator__username", flat=True))
+    )
