@@ -223,16 +223,16 @@ def post_edit_frame(
         names[at:at] = lengths
     parts: dict[str, list] = {name: [] for name in names}
     for chunk in column_chunks(rows, FRAME_CHUNK):
-        columns = dict(zip(BASE_COLUMNS, chunk, strict=True))
+        by_name = dict(zip(BASE_COLUMNS, chunk, strict=True))
         for name in BASE_COLUMNS:
             if name in numbers:  # nullable integers: float keeps NaN for "not measured"
-                parts[name].append(np.array(columns[name], dtype=float))
+                parts[name].append(np.array(by_name[name], dtype=float))
             elif name == "post_edit_id":
-                parts[name].append(np.array(columns[name], dtype=np.int64))
+                parts[name].append(np.array(by_name[name], dtype=np.int64))
             elif texts or name not in TEXTS:  # into pandas a chunk at a time: no list of a million objects
-                parts[name].append(pd.Series(columns[name]))
+                parts[name].append(pd.Series(by_name[name]))
         if not texts:
-            original, edited = columns["original"], columns["edited"]
+            original, edited = by_name["original"], by_name["edited"]
             parts[ORIGINAL_LENGTH].append(np.fromiter((len(t or "") for t in original), np.int64, len(original)))
             parts[EDITED_LENGTH].append(np.fromiter((len(t or "") for t in edited), np.int64, len(edited)))
             parts[WORDS].append(np.fromiter((len((t or "").split()) for t in edited), np.int64, len(edited)))

@@ -108,8 +108,9 @@ def effort_model(
     design[:, 0] = 1.0
     for name in names:
         if name == ANNOTATOR:
-            for level, column in enumerate(slices[name], start=1):
-                np.equal(annotator_codes, level, out=design[:, column], casting="unsafe")
+            assert annotator_codes is not None  # the annotator input is there only with its codes
+            for level, position in enumerate(slices[name], start=1):
+                np.equal(annotator_codes, level, out=design[:, position], casting="unsafe")
         else:
             design[:, slices[name][0]] = groups[name][0]
     del groups
