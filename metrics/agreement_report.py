@@ -180,10 +180,19 @@ def agreement_rows(agreement: dict) -> list[dict]:
     return rows
 
 
-def agreement_section(*, selection: Selection) -> dict | None:
+def agreement_section(*, selection: Selection, fingerprint: str | None = None) -> dict | None:
     """The report's Agreement section: None when the target is no stored effort field, an idle threshold is
-    chosen, or no item was done twice; the page computes the cheap distance only (PAGE_DISTANCES)."""
+    chosen, or no item was done twice; the page computes the cheap distance only (PAGE_DISTANCES).
+
+    With the selection's `fingerprint` (metrics.selection_data.fingerprint, which the report has just read),
+    it is kept in the process's report cache under it, as the report is: a warm report page does not compare
+    every pair of post-edits again (10⁶ post-edits of five editors: 2 × 10⁶ pairs)."""
     if selection.target not in TARGETS or selection.idle_threshold_s is not None:
         return None
+    if fingerprint is not None:
+        from metrics.selection_data import cache_key, cached
+
+        key = cache_key("agreement", selection.describe(), PAGE_DISTANCES, fingerprint)
+        return cached(key, lambda: agreement_section(selection=selection), True)
     agreement = agreement_build(selection=selection, distances=PAGE_DISTANCES)
     return agreement if agreement["post_edits"] else None

@@ -72,6 +72,7 @@ class Report:
     documents: DocumentsSummary | None = None  # when the project's items belong to documents
     live_vs_imported: OriginComparison | None = None  # when live and imported post-edits can be compared
     scenarios: ScenarioAnalysis | None = None  # when the project has synthetic edits (an LLM's, by scenario)
+    fingerprint: str = ""  # the selection's data when it was built (selection_data.fingerprint); not in the JSON
 
     def to_dict(self) -> dict:
         data = self.analysis.to_dict()
@@ -107,7 +108,7 @@ def report_build(
     key = cache_key("report", selection.describe(), repr(settings), baseline, scenario_reference, *fingerprints)
 
     def compute() -> Report:
-        data = selection_data(selection=selection, use_cache=use_cache)
+        data = selection_data(selection=selection, use_cache=use_cache, known_fingerprint=fingerprints[0])
         analysis = analyze(
             data.frame,
             metrics=data.metrics,
@@ -133,6 +134,7 @@ def report_build(
                 selection=selection, data=data, settings=settings, use_cache=use_cache
             ),
             scenarios=scenarios_build(selection=selection, human_frame=data.frame, reference=scenario_reference),
+            fingerprint=fingerprints[0],
         )
 
     return cached(key, compute, use_cache)

@@ -19,11 +19,7 @@ import pandas as pd
 from django.db.models import Count, Max
 
 from annotations.models import DEFINITION_VERSION
-from metrics.analysis import (
-    EDITED_LENGTH,
-    ORIGINAL_LENGTH,
-    word_counts,
-)
+from metrics.analysis import EDITED_LENGTH, ORIGINAL_LENGTH
 from metrics.analysis.conditions import CONDITION, WORDS
 from metrics.analysis_options import Selection
 from metrics.models import MetricValue
@@ -103,12 +99,15 @@ class SelectionData:
     practice: int = 0  # practice post-edits in the selection, whether left out or not
 
 
-def selection_data(*, selection: Selection, use_cache: bool = True) -> SelectionData:
-    """The selection's data frame, from the cache when its data has not changed."""
+def selection_data(
+    *, selection: Selection, use_cache: bool = True, known_fingerprint: str | None = None
+) -> SelectionData:
+    """The selection's data frame, from the cache when its data has not changed. `known_fingerprint`: the
+    selection's fingerprint, when the caller has just read it (a report's key holds it): not read twice."""
     where = {**selection.describe(), "target": None, "target_column": None, "pause_thresholds_ms": None}
     if selection.target_column not in TARGETS.values():  # a process measure: its columns are part of the data
         where.update(target=selection.target, pause_thresholds_ms=selection.pause_thresholds_ms)
-    key = cache_key("selection", where, fingerprint(selection))
+    key = cache_key("selection", where, known_fingerprint or fingerprint(selection))
     return cached(key, lambda: _load(selection), use_cache)
 
 
@@ -123,11 +122,9 @@ def stored_current(rows: pd.DataFrame) -> pd.Series:
 def _load(selection: Selection) -> SelectionData:
     filters = selection.filters
     names = stored_metric_names(post_edit_queryset(**filters))
-    frame = post_edit_frame(**filters, metrics=names, variants=(selection.variant,))
+    # The texts' lengths and words, not the texts: counted as the rows are read (analysis.word_counts' count).
+    frame = post_edit_frame(**filters, metrics=names, variants=(selection.variant,), texts=False)
     frame = frame.rename(columns={metric_column(name, selection.variant): name for name in names})
-    frame[ORIGINAL_LENGTH] = frame["original"].fillna("").str.len()
-    frame[EDITED_LENGTH] = frame["edited"].fillna("").str.len()
-    frame[WORDS] = word_counts(frame["edited"])
     frame[CONDITION] = frame[CONDITION].fillna("").astype(str)
     messages = []
     empty = [name for name in names if frame[name].isna().all()]

@@ -66,6 +66,8 @@ def simulated_fingerprint(*, project: Project, variant: str = MetricValue.PLAIN)
     """Changes whenever a synthetic edit or one of its distances of `variant` is stored or changed."""
     edits = simulated_queryset(project=project)
     stamp = edits.aggregate(n=Count("id"), changed=Max("updated"))
+    if not stamp["n"]:  # no synthetic edit, so none of their values: what the values' query would count
+        return json.dumps([0, str(stamp["changed"]), 0, "None"])
     values = MetricValue.objects.filter(
         post_edit__in=edits.values("id"), metric=SCENARIO_METRIC, variant=variant
     ).aggregate(n=Count("id"), changed=Max("computed_at"))

@@ -2,6 +2,7 @@
 
     python -m editlab.benchmarks.scale --post-edits N [--database-url URL] [--steps import,metrics,analyze,export,pages]
         [--metrics compression,levenshtein,ter,chrf,bleu] [--pages manage-items,manage-item] [--output FILE]
+        [--keep-database FILE]
 
 Writes a quoted TSV of N finished post-edits: IWSLT2019's 5,235 post-edits (segment, MT, post-edit,
 time and effort counts) replicated until there are N, each replica's items with their own ids and
@@ -12,7 +13,8 @@ on a throwaway database (a SQLite file unless --database-url names an empty Post
 three times each: status, queries, first and median time, CPU time of the process: SQLite's work
 included, less sensitive to a busy machine). For each step: wall time, CPU and the child's peak RSS (getrusage of the
 child: its whole life, Django's imports included; an empty `manage.py check` is given for
-comparison). Numbers go to --output between markers named by N and the database.
+comparison). Numbers go to --output between markers named by N and the database. --keep-database copies
+the SQLite file, as the last step left it, to FILE (for scale_copies or a later run; the default keeps nothing).
 """
 
 import argparse
@@ -276,15 +278,20 @@ def main() -> None:
     parser.add_argument("--metrics", default="compression,levenshtein,ter,chrf,bleu")
     parser.add_argument("--output", type=Path, default=result_file("scale"))
     parser.add_argument("--pages", default="", help="only these pages' URL names, comma-separated (default: all)")
+    parser.add_argument("--keep-database", type=Path, help="copy the SQLite file to this path at the end")
     parser.add_argument("--pages-child", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.pages_child:
         pages_child()
         return
+    if options.keep_database and options.database_url:
+        parser.error("--keep-database keeps the SQLite file: not with --database-url")
     os.environ["SCALE_PAGES"] = options.pages  # read by the pages child
     steps = [step.strip() for step in options.steps.split(",") if step.strip()]
     with tempfile.TemporaryDirectory() as folder:
         lines = run(options.post_edits, options.database_url, steps, options.metrics, Path(folder))
+        if options.keep_database:
+            shutil.copyfile(Path(folder) / "scale.sqlite3", options.keep_database)
     database = "postgresql" if options.database_url else "sqlite"
     start = f"<!-- scale:{options.post_edits}:{database}:start -->"
     end = f"<!-- scale:{options.post_edits}:{database}:end -->"

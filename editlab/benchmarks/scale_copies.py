@@ -1,7 +1,7 @@
 """A bigger scale study from a smaller one, copied in SQL, and the researcher's pages opened on a kept database.
 
     python -m editlab.benchmarks.scale_copies copy --source A.sqlite3 --target B.sqlite3 --copies 10
-        [--metric-values compression,levenshtein]
+        [--metric-values compression,levenshtein | --copy-metric-values]
     python -m editlab.benchmarks.scale_copies pages --database B.sqlite3 [--pages manage-progress,metrics-project]
 
 `copy`: the target is the source's file with the scale study's items, assignments and post-edits copied
@@ -9,7 +9,10 @@
 last; the same annotators, batches and conditions), then ANALYZE: `copies` times the post-edits in a
 few minutes, where importing them takes much longer. With --metric-values, every submitted post-edit gets a
 stored value (plain variant, the metric's current version) of each metric named, so the metrics page has
-values to count. SQLite only (the benchmark's database).
+values to count: a synthetic 0.5, for counting only. With --copy-metric-values instead, each copy's post-edits
+get the source's stored values of the post-edit they copy (every metric and variant, the same value,
+metric_version and input_hash): the analysis of the copy is then an honest analysis of real values, each
+copied `copies` times.
 
 `pages`: scale.py's pages step (run_pages: production settings, Django's test client, three times each) on
 the kept database, its table printed.
@@ -72,7 +75,13 @@ def _copy_table(database: _Database, table: str, shift: dict[str, str], where: s
 
 
 def copy_study(
-    source: Path | None, target: Path | None, copies: int, metric_values: list[str], url: str | None = None
+    source: Path | None,
+    target: Path | None,
+    copies: int,
+    metric_values: list[str],
+    url: str | None = None,
+    *,
+    copy_metric_values: bool = False,
 ) -> dict[str, int]:
     """The target database (a copy of the source's SQLite file, or the PostgreSQL database at `url` itself) with
     its scale project's rows `copies` times in all; the row counts."""
@@ -95,6 +104,11 @@ def copy_study(
     ).fetchone()
     (last_assignment,) = connection.execute("SELECT MAX(id) FROM annotations_assignment").fetchone()
     (last_post_edit,) = connection.execute("SELECT MAX(id) FROM annotations_postedit").fetchone()
+    (last_value,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM metrics_metricvalue").fetchone()
+    post_edit_ids = (
+        "SELECT p.id FROM annotations_postedit p JOIN annotations_assignment a ON a.id = p.assignment_id"
+        " JOIN annotations_item i ON i.id = a.item_id WHERE i.project_id = ? AND p.id <= ?"
+    )
     for copy in range(1, copies):
         # The ids of copy k are the originals' shifted past every row there is (the tables hold this study only).
         item_shift = copy * last_item
@@ -127,6 +141,14 @@ def copy_study(
             f"id <= ? AND assignment_id IN ({assignment_ids})",
             (last_post_edit, project_id, first_item, last_item),
         )
+        if copy_metric_values:
+            _copy_table(
+                connection,
+                "metrics_metricvalue",
+                {"id": f"id + {copy * last_value}", "post_edit_id": f"post_edit_id + {post_edit_shift}"},
+                f"id <= ? AND post_edit_id IN ({post_edit_ids})",
+                (last_value, project_id, last_post_edit),
+            )
     if metric_values:
         from metrics import text as text_metrics  # noqa: PLC0415  # the metrics' current versions
 
@@ -163,13 +185,20 @@ def main() -> None:
     copy.add_argument("--target", type=Path, help="the SQLite file written")
     copy.add_argument("--database-url", help="a PostgreSQL database holding the study: copied in place")
     copy.add_argument("--copies", type=int, default=10)
-    copy.add_argument("--metric-values", default="")
+    copy.add_argument("--metric-values", default="", help="synthetic values (0.5) of these metrics, for counting")
+    copy.add_argument(
+        "--copy-metric-values",
+        action="store_true",
+        help="each copied post-edit gets the stored values of the post-edit it copies (real values)",
+    )
     pages = commands.add_parser("pages")
     pages.add_argument("--database", type=Path, help="the SQLite file")
     pages.add_argument("--database-url", help="or a PostgreSQL database")
     pages.add_argument("--pages", default="", help="only these pages' URL names, comma-separated (default: all)")
     options = parser.parse_args()
     if options.command == "copy":
+        if options.metric_values and options.copy_metric_values:
+            parser.error("choose one of --metric-values (synthetic) and --copy-metric-values (the stored ones)")
         if options.metric_values:
             import django  # noqa: PLC0415  # the metrics' versions, read through Django's settings
 
@@ -183,6 +212,7 @@ def main() -> None:
             options.copies,
             [m for m in options.metric_values.split(",") if m],
             url=options.database_url,
+            copy_metric_values=options.copy_metric_values,
         )
         print(counts, f"{time.perf_counter() - began:.1f} s", file=sys.stderr)
         return

@@ -35,13 +35,16 @@ class BootstrapDifference:
 
 
 def resample_counts(units: int, resamples: int, seed: int):
-    """Chunks of a (resamples, units) array: how often each unit is drawn in each resample."""
+    """Chunks of a (resamples, units) array: how often each unit is drawn in each resample. A chunk's
+    resamples are drawn one after the other from the one stream (the draws a (chunk, units) call gives) and
+    counted into the chunk as they come: no (chunk, units) array of draws beside the counts."""
     rng = np.random.default_rng(seed)
     for start in range(0, resamples, CHUNK):
         size = min(CHUNK, resamples - start)
-        draws = rng.integers(0, units, size=(size, units))
-        offsets = (np.arange(size) * units)[:, None]
-        yield np.bincount((draws + offsets).ravel(), minlength=size * units).reshape(size, units).astype(float)
+        counts = np.empty((size, units))
+        for row in range(size):
+            counts[row] = np.bincount(rng.integers(0, units, size=units), minlength=units)
+        yield counts
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:

@@ -148,7 +148,7 @@ def effort_model_fit(
         else:
             usable.append(name)
     complete = data[usable].notna().all(axis=1).to_numpy() if usable else np.ones(len(data), dtype=bool)
-    rows = data.loc[complete]
+    rows = data if complete.all() else data.loc[complete]  # not a copy of every column when nothing is dropped
     dropped = int((~complete).sum())
     if dropped:
         notes.append(f"{dropped} rows with a missing metric value were left out of the effort model")

@@ -87,22 +87,33 @@ def effort_model(
             continue
         if not is_constant(lengths):
             groups[name] = [_standardise(lengths)]
+    # One-hot annotators, the first (in sorted order) dropped, as pd.get_dummies(drop_first=True) codes them;
+    # written straight into the design matrix (a frame of dummies first was a second copy of it).
+    annotator_codes = None
     if annotator and annotator in frame and frame[annotator].nunique() > 1:
-        dummies = pd.get_dummies(frame[annotator].astype(str), drop_first=True, dtype=float)
-        groups[ANNOTATOR] = [dummies[c].to_numpy() for c in dummies.columns]
+        annotator_codes = pd.Categorical(frame[annotator].astype(str)).codes
+        groups[ANNOTATOR] = [np.empty(0)] * (int(annotator_codes.max()))
     names = list(groups)
     model = EffortModel(inputs=names, n=len(frame), dropped=0)
     if not names:
         model.messages.append("no usable input for the effort model")
         return model
 
-    columns = [np.ones(len(frame))]
     slices: dict[str, list[int]] = {}
+    width = 1
     for name in names:
-        start = len(columns)
-        columns.extend(groups[name])
-        slices[name] = list(range(start, len(columns)))
-    design = np.column_stack(columns)
+        slices[name] = list(range(width, width + len(groups[name])))
+        width += len(groups[name])
+    design = np.empty((len(frame), width))  # as np.column_stack lays it out: the same Gram matrices
+    design[:, 0] = 1.0
+    for name in names:
+        if name == ANNOTATOR:
+            assert annotator_codes is not None  # the annotator input is there only with its codes
+            for level, position in enumerate(slices[name], start=1):
+                np.equal(annotator_codes, level, out=design[:, position], casting="unsafe")
+        else:
+            design[:, slices[name][0]] = groups[name][0]
+    del groups
     y = frame[target].to_numpy(float)
     tables = dict(fold_tables or {})
     if RANDOM_CV not in tables:

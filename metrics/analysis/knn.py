@@ -242,20 +242,158 @@ def knn_predict(x_train: np.ndarray, y_train: np.ndarray, x_query: np.ndarray, k
     return result
 
 
+@njit(cache=True)
+def _kd_query(  # pragma: no cover - compiled; exercised through knn_r2_published
+    queries: np.ndarray,
+    data: np.ndarray,
+    idx_array: np.ndarray,
+    idx_start: np.ndarray,
+    idx_end: np.ndarray,
+    is_leaf: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    k: int,
+) -> np.ndarray:
+    """scikit-learn's KDTree.query(queries, k) (single tree, depth first, results sorted) on one feature, for the
+    tree's own arrays: the same visits in the same order, the same max-heap pushes, the same final sort (an
+    insertion sort for k <= 15, stable), so the same neighbours in the same order. One difference, which changes
+    no result: a node whose lower bound equals the heap's largest distance is skipped (scikit-learn skips it
+    only when the bound is larger), since none of its points can enter the heap (a push of a distance equal to
+    the largest is refused). With many equal values that is what makes a query cost log n instead of the
+    number of rows tied with it."""
+    n_queries = queries.size
+    result = np.empty((n_queries, k), np.int64)
+    distances = np.empty(k)
+    indices = np.empty(k, np.int64)
+    stack_node = np.empty(256, np.int64)
+    stack_bound = np.empty(256)
+    for q in range(n_queries):
+        pt = queries[q]
+        distances[:] = np.inf
+        indices[:] = 0
+        d_lo, d_hi = lower[0] - pt, pt - upper[0]
+        half = 0.5 * ((d_lo + abs(d_lo)) + (d_hi + abs(d_hi)))
+        stack_node[0], stack_bound[0], top = 0, half * half, 1
+        while top > 0:
+            top -= 1
+            node, bound = stack_node[top], stack_bound[top]
+            if bound >= distances[0]:
+                continue
+            if is_leaf[node]:
+                for i in range(idx_start[node], idx_end[node]):
+                    tmp = pt - data[idx_array[i]]
+                    value = tmp * tmp
+                    if value >= distances[0]:
+                        continue
+                    # heap_push (sklearn.utils._heap) of (value, idx_array[i]) onto the max-heap
+                    current = 0
+                    while True:
+                        left = 2 * current + 1
+                        right = left + 1
+                        if left >= k:
+                            break
+                        elif right >= k:
+                            if distances[left] > value:
+                                swap = left
+                            else:
+                                break
+                        elif distances[left] >= distances[right]:
+                            if value < distances[left]:
+                                swap = left
+                            else:
+                                break
+                        else:
+                            if value < distances[right]:
+                                swap = right
+                            else:
+                                break
+                        distances[current] = distances[swap]
+                        indices[current] = indices[swap]
+                        current = swap
+                    distances[current] = value
+                    indices[current] = idx_array[i]
+                continue
+            first, second = 2 * node + 1, 2 * node + 2
+            d_lo, d_hi = lower[first] - pt, pt - upper[first]
+            half = 0.5 * ((d_lo + abs(d_lo)) + (d_hi + abs(d_hi)))
+            bound_first = half * half
+            d_lo, d_hi = lower[second] - pt, pt - upper[second]
+            half = 0.5 * ((d_lo + abs(d_lo)) + (d_hi + abs(d_hi)))
+            bound_second = half * half
+            # The closer child is visited first: pushed last.
+            if bound_first <= bound_second:
+                stack_node[top], stack_bound[top] = second, bound_second
+                stack_node[top + 1], stack_bound[top + 1] = first, bound_first
+            else:
+                stack_node[top], stack_bound[top] = first, bound_first
+                stack_node[top + 1], stack_bound[top + 1] = second, bound_second
+            top += 2
+        # NeighborsHeap._sort: sklearn.utils._sorting.simultaneous_sort, an insertion sort below 16 values
+        for i in range(1, k):
+            value, index = distances[i], indices[i]
+            j = i
+            while j > 0 and distances[j - 1] > value:
+                distances[j] = distances[j - 1]
+                indices[j] = indices[j - 1]
+                j -= 1
+            distances[j] = value
+            indices[j] = index
+        result[q] = indices
+    return result
+
+
+def published_predict(model: KNeighborsRegressor, x_test: np.ndarray) -> np.ndarray:
+    """model.predict(x_test) of a fitted one-feature KNeighborsRegressor (uniform weights): its KD tree queried
+    by _kd_query (the same neighbours, in the same order, as its own query gives), their targets averaged as
+    predict averages them. Any other fit (another algorithm or metric, k above 15) is predicted by the model."""
+    tree = getattr(model, "_tree", None)
+    k = model.n_neighbors
+    usual = (
+        model._fit_method == "kd_tree"
+        and model.effective_metric_ == "euclidean"
+        and model.weights == "uniform"
+        and x_test.ndim == 2
+        and x_test.shape[1] == 1
+        and 1 <= k <= 15
+    )
+    if not usual or tree is None:
+        return model.predict(x_test)
+    data, idx_array, node_data, node_bounds = tree.get_arrays()
+    if data.shape[1] != 1 or k > data.shape[0]:
+        return model.predict(x_test)
+    neighbours = _kd_query(
+        np.ascontiguousarray(x_test[:, 0], dtype=np.float64),
+        np.ascontiguousarray(data[:, 0]),
+        np.ascontiguousarray(idx_array, dtype=np.int64),
+        np.ascontiguousarray(node_data["idx_start"], dtype=np.int64),
+        np.ascontiguousarray(node_data["idx_end"], dtype=np.int64),
+        np.ascontiguousarray(node_data["is_leaf"], dtype=np.int64),
+        np.ascontiguousarray(node_bounds[0, :, 0]),
+        np.ascontiguousarray(node_bounds[1, :, 0]),
+        int(k),
+    )
+    y = model._y.reshape((-1, 1)) if model._y.ndim == 1 else model._y
+    predicted = np.mean(y[neighbours], axis=1)
+    return predicted.ravel() if model._y.ndim == 1 else predicted
+
+
 def knn_r2_published(
     x: np.ndarray, y: np.ndarray, *, k: int = 5, test_size: float = 0.2, seed: int = 42
 ) -> float | np.ndarray:
     """The published protocol with scikit-learn's own objects, exactly as its code runs it:
     train_test_split(X, y, test_size, random_state=seed) on the rows in the order given,
     KNeighborsRegressor(n_neighbors=k) with its default algorithm (ties at the K-th distance
-    broken as its tree returns them), r2_score on the test part.
+    broken as its tree returns them), r2_score on the test part. The prediction is
+    published_predict's: the model's own tree, queried without visiting nodes that cannot change
+    the neighbours (scikit-learn visits every node tied with the K-th distance: with many equal
+    values, a query costs the number of rows tied with it); the same neighbours, the same figure.
 
     y may be 2-D (one column per target): the neighbours do not depend on y, so each column's
     R² is the one a fit on that column alone gives. K above the training rows is lowered to them.
     """
     x_train, x_test, y_train, y_test = train_test_split(x.reshape(-1, 1), y, test_size=test_size, random_state=seed)
     model = KNeighborsRegressor(n_neighbors=min(k, x_train.shape[0])).fit(x_train, y_train)
-    scores = sklearn_r2_score(y_test, model.predict(x_test), multioutput="raw_values")
+    scores = sklearn_r2_score(y_test, published_predict(model, x_test), multioutput="raw_values")
     return float(scores[0]) if y.ndim == 1 else scores
 
 

@@ -182,8 +182,19 @@ def _group_codes(frame: pd.DataFrame, *, annotator: str, item: str) -> dict[str,
     scikit-learn codes groups (folds.group_codes: sorted ids), so its GroupKFold gives the same folds."""
     codes: dict[str, np.ndarray | None] = {}
     for scheme, column in ((ITEM_CV, item), (ANNOTATOR_CV, annotator)):
-        codes[scheme] = group_codes(frame[column].fillna("").astype(str).to_numpy()) if column in frame else None
+        codes[scheme] = column_group_codes(frame[column]) if column in frame else None
     return codes
+
+
+def column_group_codes(column: pd.Series) -> np.ndarray:
+    """folds.group_codes of a column's values as strings (missing ones as ""), without an array of a million
+    Python strings and its fixed-width copy: the column's sorted factorization, which orders strings by code
+    point as np.unique does. Values holding a NUL go through group_codes itself (np.unique's fixed-width
+    strings drop trailing NULs, so two such values could become one)."""
+    texts = column.fillna("").astype(str)
+    if texts.str.contains("\x00", regex=False).any():
+        return group_codes(texts.to_numpy())
+    return pd.factorize(texts, sort=True)[0].astype(np.intp)
 
 
 def _knn(
@@ -256,7 +267,9 @@ def _analyze(
 
     target_values = _finite(frame[target])
     measured = target_values.notna().to_numpy()
-    data = frame.loc[measured].copy()
+    # Copy-on-write (pandas 3): the columns assigned below never reach `frame`; a shallow copy when every row is
+    # measured (a boolean .loc would copy every column, and a .copy() of it once more).
+    data = frame.copy(deep=False) if measured.all() else frame.loc[measured]
     data[target] = target_values[measured]
     for name in metrics:  # from here on, NaN is the one way of being missing
         data[name] = _finite(data[name])

@@ -257,7 +257,7 @@ def _report_context(
         "data_urls": {fmt: f"{data_base.replace('FMT', fmt)}?{query}" for fmt in NUMBER_FORMATS},
         "query": query,
         "gold": gold_table_build(selection=report.selection),
-        "agreement": agreement_section(selection=report.selection),
+        "agreement": agreement_section(selection=report.selection, fingerprint=report.fingerprint or None),
         **_conditions_context(report, plot_urls),
         **_documents_context(report, project, query),
         **_live_vs_imported_context(report),

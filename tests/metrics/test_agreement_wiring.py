@@ -247,3 +247,33 @@ def test_the_api_computes_ter_and_chrf_over_a_bounded_number_of_pairs(study, res
     monkeypatch.setattr(limits, "AGREEMENT_SLOW_PAIRS_MAX", 56)
     response = researcher_client.get(api_url(study.pk, "target=keystrokes&distances=ter,chrf"))
     assert response.status_code == 200 and [out["metric"] for out in response.json()["output"]] == ["ter", "chrf"]
+
+
+def test_a_warm_report_page_does_not_compare_the_pairs_again(study, researcher_client, monkeypatch):
+    """The Agreement section is kept with the report under the selection's fingerprint: the second load
+    reuses it; a post-edit changed since recomputes it."""
+    import metrics.agreement_report as agreement_report
+    from annotations.models import PostEdit
+    from metrics.selection_data import clear_cache
+
+    built = []
+    real = agreement_report.agreement_build
+
+    def counted(**kwargs):
+        built.append(kwargs["selection"].target)
+        return real(**kwargs)
+
+    monkeypatch.setattr(agreement_report, "agreement_build", counted)
+    clear_cache()
+    url = reverse("metrics-report", kwargs={"project_id": study.pk}) + "?target=keystrokes"
+    first = researcher_client.get(url).content.decode()
+    second = researcher_client.get(url).content.decode()
+    assert built == ["keystrokes"]
+    assert "<h2>Agreement</h2>" in second and f"{package_alpha():.4f}" in second
+    assert first.count("<h2>Agreement</h2>") == second.count("<h2>Agreement</h2>") == 1
+    edit = PostEdit.objects.filter(assignment__item__project=study).order_by("id").first()
+    edit.keystrokes = (edit.keystrokes or 0) + 1
+    edit.save()
+    researcher_client.get(url)
+    assert built == ["keystrokes", "keystrokes"]
+    clear_cache()

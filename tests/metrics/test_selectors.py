@@ -140,3 +140,106 @@ def test_the_frame_is_the_same_whatever_chunk_the_values_are_read_in(selection, 
     monkeypatch.setattr(selectors, "VALUE_CHUNK", 1)  # every value in a chunk of its own
     pandas_testing.assert_frame_equal(post_edit_frame(project=project), whole)
     assert whole.dtypes[list(whole.columns[-4:])].tolist() == [float] * 4
+
+
+def _reference_frame(project, *, metrics, variants):
+    """post_edit_frame as it was built before it read columns: from_records of the rows, numbers converted,
+    then the values placed one by one (the frame the analysis was validated on)."""
+    import numpy as np
+    import pandas as pd
+    from django.db.models import F
+
+    from annotations.models import EFFORT_FIELDS
+    from metrics.selectors import _BASE_VALUES, BASE_COLUMNS
+
+    qs = post_edit_queryset(project=project)
+    aliases = {"origin": "origin_value", "condition": "condition_value", "definition_version": "version_value"}
+    aliases.update({field: f"e_{field}" for field in EFFORT_FIELDS})
+    rows = qs.values(
+        **_BASE_VALUES,
+        origin_value=F("origin"),
+        condition_value=F("condition"),
+        version_value=F("definition_version"),
+        **{f"e_{f}": F(f) for f in EFFORT_FIELDS},
+    ).values_list(*(aliases.get(column, column) for column in BASE_COLUMNS))
+    frame = pd.DataFrame.from_records(rows.iterator(chunk_size=10_000), columns=list(BASE_COLUMNS))
+    for field in EFFORT_FIELDS:
+        frame[field] = pd.to_numeric(frame[field], errors="coerce").astype(float)
+    frame["post_edit_id"] = frame["post_edit_id"].astype("int64")
+    for metric in metrics:
+        for variant in variants:
+            stored = dict(
+                MetricValue.objects.filter(post_edit__in=qs.values("id"), metric=metric, variant=variant).values_list(
+                    "post_edit_id", "value"
+                )
+            )
+            frame[metric_column(metric, variant)] = [
+                np.nan if stored.get(i) is None else stored[i] for i in frame["post_edit_id"]
+            ]
+    return frame
+
+
+@pytest.mark.parametrize("dense_share", [4, 10**9])  # one pass over the values, or through the post-edit index
+@pytest.mark.parametrize("chunk", [1, 10_000])
+def test_the_frame_read_by_columns_is_the_frame_from_records(selection, monkeypatch, dense_share, chunk):
+    import metrics.selectors as selectors
+    from tests.factories import ItemFactory
+
+    project, first, second = selection
+    # Rows of every kind: practice, a condition, a document, an empty text and one in another script.
+    third = SubmittedPostEditFactory(
+        assignment__item=ItemFactory(project=project, practice=True, document="doc-1", external_id="s3"),
+        condition="sysB",
+        text="",
+        allkeys=None,
+    )
+    SubmittedPostEditFactory(assignment__item__project=project, text="Ünïcödé  words\tand\nlines ", wall_ms=None)
+    MetricValueFactory(post_edit=third, metric="levenshtein", variant="with_references", value=0.5)
+    monkeypatch.setattr(selectors, "FRAME_CHUNK", chunk)
+    monkeypatch.setattr(selectors, "VALUE_CHUNK", chunk)
+    monkeypatch.setattr(selectors, "DENSE_SHARE", dense_share)
+    names, variants = ["compression", "levenshtein"], ["plain", "with_references"]
+    expected = _reference_frame(project, metrics=names, variants=variants)
+    got = post_edit_frame(project=project, metrics=names, variants=variants)
+    pandas_testing.assert_frame_equal(got, expected)
+    lengths = post_edit_frame(project=project, metrics=names, variants=variants, texts=False)
+    from metrics.analysis import EDITED_LENGTH, ORIGINAL_LENGTH, word_counts
+    from metrics.analysis.conditions import WORDS
+
+    expected[ORIGINAL_LENGTH] = expected["original"].fillna("").str.len()
+    expected[EDITED_LENGTH] = expected["edited"].fillna("").str.len()
+    expected[WORDS] = word_counts(expected["edited"])
+    assert "original" not in lengths and "edited" not in lengths
+    pandas_testing.assert_frame_equal(lengths, expected[list(lengths.columns)])
+    assert lengths[WORDS].tolist()[-2:] == [0, 4]
+
+
+def test_an_empty_frame_read_by_columns_has_the_columns_of_from_records(selection):
+    project, _, _ = selection
+    for texts in (True, False):
+        frame = post_edit_frame(project=project, annotators=["nobody"], metrics=["compression"], texts=texts)
+        assert frame.empty
+        assert frame["post_edit_id"].dtype == "int64" and frame["wall_ms"].dtype == float
+        assert frame["annotator"].dtype == object
+
+
+def test_annotator_names_are_those_with_a_post_edit_of_the_selection(selection):
+    from metrics.selectors import annotator_names
+
+    project, first, _ = selection
+    # Not in the list: a pending post-edit's annotator, another project's, a synthetic edit's.
+    PostEditFactory(
+        assignment__item__project=project,
+        assignment__annotator=UserFactory(username="carl"),
+        assignment__status=Assignment.PENDING,
+    )
+    SubmittedPostEditFactory(assignment__annotator=UserFactory(username="dora"))
+    SubmittedPostEditFactory(
+        assignment__item__project=project, assignment__annotator=UserFactory(username="llm"), origin=PostEdit.SIMULATED
+    )
+    SubmittedPostEditFactory(assignment__item__project=project, assignment__annotator=first.assignment.annotator)
+    names = annotator_names(project=project)
+    assert names == ["anna", "bob"]
+    assert names == sorted(
+        set(post_edit_queryset(project=project).values_list("assignment__annotator__username", flat=True))
+    )
