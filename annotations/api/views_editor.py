@@ -43,6 +43,7 @@ from editlab.api import LimitedJSONParser, SessionAuthentication, csrf_passes, l
 from editlab.errors import error_responses
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+NOT_YOURS = "No such post-edit among yours."
 # The Accept headers DRF's negotiation answers with JSON (its first renderer): what browsers' fetch sends.
 PLAIN_ACCEPT = frozenset({"*/*", "application/json"})
 ERRORS = error_responses(
@@ -92,7 +93,7 @@ def own_post_edit(request: Request, post_edit_id: int) -> PostEdit:
         owned_post_edit(post_edit_id=post_edit_id, annotator_id=annotator_id) if annotator_id is not None else None
     )
     if post_edit is None:
-        raise Http404("No such post-edit among yours.")
+        raise Http404(NOT_YOURS)
     return post_edit
 
 
@@ -126,8 +127,8 @@ class PostEditEventsApi(EditorApi):
 
     def _answer_plainly(self, request, *args, **kwargs) -> HttpResponse | None:
         """The answer to a plain JSON batch that passes every check DRF's path makes before the service,
-        or None (DRF's path answers). The service's own refusals are turned into answers as DRF's
-        path turns them."""
+        or None (DRF's path answers). Another annotator's post-edit (the 404 that comes next on DRF's path)
+        and the service's own refusals are turned into answers as DRF's path turns them."""
         if request.method != "POST" or request.content_type != "application/json":
             return None
         if request.content_params and request.content_params != {"charset": "utf-8"}:
@@ -138,8 +139,8 @@ class PostEditEventsApi(EditorApi):
         if not user.is_authenticated or not user.is_active or can_read_all(user) or not csrf_passes(request):
             return None
         post_edit = owned_post_edit(post_edit_id=kwargs["post_edit_id"], annotator_id=user.pk)
-        if post_edit is None:
-            return None
+        if post_edit is None:  # DRF's path would answer own_post_edit's 404 next: not read twice
+            return self._refused(request, Http404(NOT_YOURS), *args, **kwargs)
         try:
             size = int(request.META.get("CONTENT_LENGTH") or "")
         except ValueError:
