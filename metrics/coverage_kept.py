@@ -35,9 +35,13 @@ _NO_GOLD_JSON = (*_EMPTY_JSON, "0", "false")
 
 
 def _holds(column: str, values: tuple[str, ...], vendor: str) -> str:
-    cast = "::jsonb" if vendor == "postgresql" else ""
-    listed = ", ".join(f"'{value}'{cast}" for value in values)
-    return f"(NOT ({column} IS NULL OR {column} IN ({listed})))"
+    if vendor == "postgresql":
+        listed = ", ".join(f"'{value}'::jsonb" for value in values)
+        return f"(NOT ({column} IS NULL OR {column} IN ({listed})))"
+    # A chain of comparisons, as Django writes the filter: SQLite builds a table for an IN list on every
+    # run of a trigger's statement, which costs a stored value several times the chain.
+    compared = " OR ".join(f"{column} = '{value}'" for value in values)
+    return f"(NOT ({column} IS NULL OR {compared}))"
 
 
 def _kind(item: str, vendor: str) -> str:
@@ -145,11 +149,27 @@ def _row(table: _Table, which: str, sign: int | None) -> str:
     return f"SELECT {columns}" + ("" if sign is None else f", {sign} AS s")
 
 
+def _value_row_sql(which: str, sign: int) -> str:
+    """A stored value's own count (SQLite, one row): its post-edit found by id, no grouping (the compute
+    store's every value runs it)."""
+    select = (
+        f"SELECT {_kind('i', 'sqlite')}, {which}.metric, {which}.variant, {which}.metric_version, {sign} "
+        f"FROM {_P} p JOIN {_A} a ON a.id = p.assignment_id JOIN {_I} i ON i.id = a.item_id "
+        f"WHERE p.id = {which}.post_edit_id AND {_COUNTED.format(a='a')}"
+    )
+    return _upsert(VALUES, (*_KIND, *_VALUE_KEY), select, "sqlite")
+
+
 def _sqlite_triggers(table: _Table) -> list[str]:
     changed = " OR ".join(f"OLD.{column} IS NOT NEW.{column}" for column in table.columns)
+    if table.name == _V:
+        inserted, deleted = [_value_row_sql("NEW", 1)], [_value_row_sql("OLD", -1)]
+    else:
+        inserted = _deltas(table, f"({_row(table, 'NEW', None)})", 1, "sqlite")
+        deleted = _deltas(table, f"({_row(table, 'OLD', None)})", -1, "sqlite")
     bodies = {
-        "INSERT": ("", _deltas(table, f"({_row(table, 'NEW', None)})", 1, "sqlite")),
-        "DELETE": ("", _deltas(table, f"({_row(table, 'OLD', None)})", -1, "sqlite")),
+        "INSERT": ("", inserted),
+        "DELETE": ("", deleted),
         "UPDATE": (
             f" WHEN {changed}",
             _deltas(table, f"({_row(table, 'NEW', 1)} UNION ALL {_row(table, 'OLD', -1)})", None, "sqlite"),

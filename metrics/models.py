@@ -14,7 +14,8 @@ class MetricValue(models.Model):
     WITH_REFERENCES = "with_references"
     VARIANT_CHOICES = [(PLAIN, "model output → post-edit"), (WITH_REFERENCES, "model output + references → post-edit")]
 
-    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="metric_values")
+    # No index of its own: metric_value_unique, (post_edit, metric, variant), serves the post-edit's lookups.
+    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="metric_values", db_index=False)
     metric = models.CharField(max_length=64)
     variant = models.CharField(max_length=20, choices=VARIANT_CHOICES, default=PLAIN)
     value = models.FloatField(null=True, blank=True, help_text="Null when the metric does not apply.")
