@@ -64,6 +64,10 @@ class _Table:
     values: str  # FROM ... of its rows' values, `v`
     item: str
     assignment: str
+    # SQLite: what a row (`{row}`: NEW or OLD) must meet to count at all, and to count values; a cheap test
+    # in the trigger's WHEN, so that an import's rows (no post-edit yet, no value yet) skip the grouped upserts.
+    guard: str | None = None
+    values_guard: str | None = None
 
 
 _A, _I, _P, _V = "annotations_assignment", "annotations_item", "annotations_postedit", "metrics_metricvalue"
@@ -86,6 +90,7 @@ TABLES = (
         f"JOIN {_I} i ON i.id = a.item_id",
         "i",
         "a",
+        values_guard=f"EXISTS (SELECT 1 FROM {_V} WHERE post_edit_id = {{row}}.id)",
     ),
     _Table(
         _A,
@@ -95,6 +100,11 @@ TABLES = (
         f"JOIN {_I} i ON i.id = r.item_id",
         "i",
         "r",
+        guard=f"{_COUNTED.format(a='{row}')} AND EXISTS (SELECT 1 FROM {_P} WHERE assignment_id = {{row}}.id)",
+        values_guard=(
+            f"{_COUNTED.format(a='{row}')} AND EXISTS (SELECT 1 FROM {_P} p JOIN {_V} v ON v.post_edit_id = p.id "
+            f"WHERE p.assignment_id = {{row}}.id)"
+        ),
     ),
     _Table(
         _I,
@@ -104,6 +114,7 @@ TABLES = (
         f"JOIN {_V} v ON v.post_edit_id = p.id",
         "r",
         "a",
+        guard=f"EXISTS (SELECT 1 FROM {_A} WHERE item_id = {{row}}.id)",
     ),
 )
 
@@ -160,26 +171,50 @@ def _value_row_sql(which: str, sign: int) -> str:
     return _upsert(VALUES, (*_KIND, *_VALUE_KEY), select, "sqlite")
 
 
+def _post_edit_row_sql(which: str, sign: int) -> str:
+    """A post-edit's own count (SQLite, one row): its assignment found by id, no grouping (an import's every
+    post-edit runs it)."""
+    select = (
+        f"SELECT {_kind('i', 'sqlite')}, {sign} FROM {_A} a JOIN {_I} i ON i.id = a.item_id "
+        f"WHERE a.id = {which}.assignment_id AND {_COUNTED.format(a='a')}"
+    )
+    return _upsert(POST_EDITS, _KIND, select, "sqlite")
+
+
 def _sqlite_triggers(table: _Table) -> list[str]:
+    """Per operation, a trigger for the post-edit count and one for the value counts (one only for a value's
+    table), each skipped by its WHEN when the row cannot change it."""
     changed = " OR ".join(f"OLD.{column} IS NOT NEW.{column}" for column in table.columns)
-    if table.name == _V:
-        inserted, deleted = [_value_row_sql("NEW", 1)], [_value_row_sql("OLD", -1)]
-    else:
-        inserted = _deltas(table, f"({_row(table, 'NEW', None)})", 1, "sqlite")
-        deleted = _deltas(table, f"({_row(table, 'OLD', None)})", -1, "sqlite")
-    bodies = {
-        "INSERT": ("", inserted),
-        "DELETE": ("", deleted),
-        "UPDATE": (
-            f" WHEN {changed}",
-            _deltas(table, f"({_row(table, 'NEW', 1)} UNION ALL {_row(table, 'OLD', -1)})", None, "sqlite"),
-        ),
+    rows = {
+        "INSERT": (f"({_row(table, 'NEW', None)})", 1),
+        "DELETE": (f"({_row(table, 'OLD', None)})", -1),
+        "UPDATE": (f"({_row(table, 'NEW', 1)} UNION ALL {_row(table, 'OLD', -1)})", None),
     }
-    return [
-        f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON {table.name} FOR EACH ROW{when} "
-        f"BEGIN {'; '.join(statements)}; END"
-        for operation, (when, statements) in bodies.items()
-    ]
+    statements = []
+    for operation, (source, sign) in rows.items():
+        parts: list[tuple[str, str | None, list[str]]]  # (name suffix, WHEN guard, statements)
+        if table.name == _V:
+            parts = [("", None, [_value_row_sql("OLD" if operation == "DELETE" else "NEW", sign or 1)])]
+            if operation == "UPDATE":
+                parts = [("", None, _deltas(table, source, None, "sqlite"))]
+        else:
+            post_edits, values = _deltas(table, source, sign, "sqlite")
+            if table.name == _P and sign is not None:
+                post_edits = _post_edit_row_sql("NEW" if sign > 0 else "OLD", sign)
+            parts = [("", table.guard, [post_edits]), ("_values", table.values_guard or table.guard, [values])]
+        for suffix, guard, body in parts:
+            conditions = []
+            if operation == "UPDATE":
+                conditions.append(f"({changed})")
+            if guard is not None:
+                which = {"INSERT": ["NEW"], "DELETE": ["OLD"], "UPDATE": ["OLD", "NEW"]}[operation]
+                conditions.append("(" + " OR ".join(f"({guard.format(row=w)})" for w in which) + ")")
+            when = f" WHEN {' AND '.join(conditions)}" if conditions else ""
+            statements.append(
+                f"CREATE TRIGGER {_trigger_name(table, operation)}{suffix} AFTER {operation} ON {table.name} "
+                f"FOR EACH ROW{when} BEGIN {'; '.join(body)}; END"
+            )
+    return statements
 
 
 def _postgres_triggers(table: _Table) -> list[str]:
@@ -239,7 +274,7 @@ def drop_sql(vendor: str) -> list[str]:
             if vendor == "postgresql":
                 statements += [f"DROP TRIGGER IF EXISTS {name} ON {table.name}", f"DROP FUNCTION IF EXISTS {name}()"]
             else:
-                statements.append(f"DROP TRIGGER IF EXISTS {name}")
+                statements += [f"DROP TRIGGER IF EXISTS {name}", f"DROP TRIGGER IF EXISTS {name}_values"]
     if vendor == "postgresql":
         return [
             *statements,
@@ -266,8 +301,12 @@ def fill_sql(vendor: str) -> list[str]:
     ]
 
 
-def trigger_names() -> set[str]:
+def trigger_names(vendor: str) -> set[str]:
     names = {_trigger_name(table, operation) for table in TABLES for operation in ("INSERT", "DELETE", "UPDATE")}
+    if vendor != "postgresql":  # a second trigger, for the values, on the tables that count post-edits too
+        names |= {
+            f"{_trigger_name(t, op)}_values" for t in TABLES if t.name != _V for op in ("INSERT", "DELETE", "UPDATE")
+        }
     return names | {_NEW_PROJECT}
 
 
@@ -279,7 +318,7 @@ def present_triggers(connection: Any) -> set[str]:
         sql = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
     with connection.cursor() as cursor:
         cursor.execute(sql)
-        return {name for (name,) in cursor.fetchall()} & trigger_names()
+        return {name for (name,) in cursor.fetchall()} & trigger_names(connection.vendor)
 
 
 def heal(connection: Any) -> bool:
@@ -287,7 +326,9 @@ def heal(connection: Any) -> bool:
     present); whether it did."""
     from django.db import transaction  # noqa: PLC0415  # the SQL above needs no Django
 
-    if POST_EDITS not in connection.introspection.table_names() or present_triggers(connection) == trigger_names():
+    if POST_EDITS not in connection.introspection.table_names() or present_triggers(connection) == trigger_names(
+        connection.vendor
+    ):
         return False
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
         for statement in [*drop_sql(connection.vendor), *create_sql(connection.vendor), *fill_sql(connection.vendor)]:

@@ -248,9 +248,11 @@ def test_the_migration_counts_what_was_stored_before_the_triggers(annotator):
 
 
 def test_every_trigger_is_there_after_the_migrations():
-    assert coverage_kept.present_triggers(connection) == coverage_kept.trigger_names()
-    # insert, delete, update of values, post-edits, assignments and items; a new project's
-    assert len(coverage_kept.trigger_names()) == 13
+    assert coverage_kept.present_triggers(connection) == coverage_kept.trigger_names(connection.vendor)
+    # insert, delete, update of values, post-edits, assignments and items (on SQLite, for the last three, one
+    # trigger for the post-edit count, one for the values); a new project's
+    expected = 13 if connection.vendor == "postgresql" else 22
+    assert len(coverage_kept.trigger_names(connection.vendor)) == expected
 
 
 def test_a_new_project_starts_with_no_counts():
@@ -279,5 +281,5 @@ def test_a_lost_trigger_is_recreated_and_the_counts_recounted(annotator):
     SubmittedPostEditFactory(assignment__item__project=project, assignment__annotator=UserFactory())
     assert kept()[0] == {(project.pk, False, False): 1}  # the second one went uncounted
     assert coverage_kept.heal(connection)
-    assert coverage_kept.present_triggers(connection) == coverage_kept.trigger_names()
+    assert coverage_kept.present_triggers(connection) == coverage_kept.trigger_names(connection.vendor)
     assert kept() == recounted() == ({(project.pk, False, False): 2}, {})
