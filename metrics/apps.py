@@ -1,4 +1,14 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _heal_coverage_triggers(using: str, **_: object) -> None:
+    """A migration that rebuilt a table on SQLite took its count triggers with it: recreate them, recount."""
+    from django.db import connections
+
+    from metrics import coverage_kept
+
+    coverage_kept.heal(connections[using])
 
 
 class MetricsConfig(AppConfig):
@@ -19,3 +29,5 @@ class MetricsConfig(AppConfig):
         )
         # Registers how metric jobs are enqueued (metrics.jobs.use_queue).
         from metrics import tasks  # noqa: F401
+
+        post_migrate.connect(_heal_coverage_triggers, sender=self, dispatch_uid="metrics-coverage-triggers")

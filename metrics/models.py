@@ -14,7 +14,8 @@ class MetricValue(models.Model):
     WITH_REFERENCES = "with_references"
     VARIANT_CHOICES = [(PLAIN, "model output → post-edit"), (WITH_REFERENCES, "model output + references → post-edit")]
 
-    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="metric_values")
+    # No index of its own: metric_value_unique, (post_edit, metric, variant), serves the post-edit's lookups.
+    post_edit = models.ForeignKey(PostEdit, on_delete=models.CASCADE, related_name="metric_values", db_index=False)
     metric = models.CharField(max_length=64)
     variant = models.CharField(max_length=20, choices=VARIANT_CHOICES, default=PLAIN)
     value = models.FloatField(null=True, blank=True, help_text="Null when the metric does not apply.")
@@ -34,6 +35,50 @@ class MetricValue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric}[{self.variant}]={self.value}"
+
+
+class CoveragePostEdits(models.Model):
+    """How many submitted first-pass post-edits a project has of each kind of item (has references, has gold
+    edits): the metrics page's post-edit counts, kept by database triggers (metrics.coverage_kept) on every
+    write to post-edits, assignments and items; never written by the app. A count of zero keeps its row."""
+
+    project_id = models.BigIntegerField(help_text="The project's id; not a foreign key (a trigger keeps the row).")
+    has_references = models.BooleanField()
+    has_gold = models.BooleanField()
+    n = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project_id", "has_references", "has_gold"], name="coverage_post_edits_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"project {self.project_id} references={self.has_references} gold={self.has_gold}: {self.n}"
+
+
+class CoverageValues(models.Model):
+    """How many stored values those post-edits have per (metric, variant, metric version): the metrics page's
+    value counts, kept by database triggers (metrics.coverage_kept) on every write to values, post-edits,
+    assignments and items; never written by the app. A count of zero keeps its row."""
+
+    project_id = models.BigIntegerField(help_text="The project's id; not a foreign key (a trigger keeps the row).")
+    has_references = models.BooleanField()
+    has_gold = models.BooleanField()
+    metric = models.CharField(max_length=64)
+    variant = models.CharField(max_length=20)
+    metric_version = models.CharField(max_length=32)
+    n = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project_id", "has_references", "has_gold", "metric", "variant", "metric_version"],
+                name="coverage_values_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"project {self.project_id} {self.metric}[{self.variant}] v{self.metric_version}: {self.n}"
 
 
 class TaskWorker(models.Model):

@@ -1,5 +1,7 @@
 """How many of a project's submitted post-edits have a stored value of each metric in each variant:
-the metrics page's table, counted by the database (two queries, whatever the project's size).
+the metrics page's table, read from the counts the database keeps as values, post-edits, assignments and
+items change (metrics.coverage_kept; two small reads, whatever the project's size), or recounted from the
+rows (metric_coverage_recounted, two queries that read every post-edit and value of the project).
 
 The counts follow compute_plan's rules (metrics.services): a value is not applicable in the
 `with_references` variant of an item without references nor, for a gold-based metric, in that variant
@@ -17,7 +19,7 @@ from django.db.models.expressions import ExpressionWrapper
 
 from annotations.models import Assignment, PostEdit, Project
 from metrics import text as text_metrics
-from metrics.models import MetricValue
+from metrics.models import CoveragePostEdits, CoverageValues, MetricValue
 from metrics.selectors import VARIANTS, post_edit_queryset
 from metrics.services import Coverage, resolve_metrics, resolve_variants
 
@@ -55,9 +57,28 @@ def metric_coverage(
     *, project: Project, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
 ) -> tuple[int, dict[tuple[str, str], Coverage]]:
     """(post-edit count, coverage per (metric, variant)) of the project's submitted post-edits, simulated
-    ones included (those compute_metrics computes): the post-edits counted by kind in one aggregate, then
+    ones included (those compute_metrics computes), from the counts the database keeps as they change
+    (metrics.coverage_kept): two reads of a few rows, whatever the project's size."""
+    metric_names = resolve_metrics(metrics)
+    variant_names = resolve_variants(variants)
+    per_kind = {
+        (row["has_references"], row["has_gold"]): row["n"]
+        for row in CoveragePostEdits.objects.filter(project_id=project.pk, n__gt=0).values(
+            "has_references", "has_gold", "n"
+        )
+    }
+    stored = CoverageValues.objects.filter(
+        project_id=project.pk, metric__in=metric_names, variant__in=variant_names, n__gt=0
+    ).values("metric", "variant", "metric_version", "has_references", "has_gold", "n")
+    return _cells(metric_names, variant_names, per_kind, stored)
+
+
+def metric_coverage_recounted(
+    *, project: Project, metrics: Sequence[str] | None = None, variants: Sequence[str] = VARIANTS
+) -> tuple[int, dict[tuple[str, str], Coverage]]:
+    """metric_coverage counted from the rows: the post-edits counted by kind in one aggregate, then
     the stored values grouped by metric, variant and version (and by kind, read from the items, unless all
-    post-edits are of one kind)."""
+    post-edits are of one kind). What the kept counts are checked against."""
     metric_names = resolve_metrics(metrics)
     variant_names = resolve_variants(variants)
     references = "assignment__item__references"
@@ -87,6 +108,7 @@ def metric_coverage(
     values = MetricValue.objects.filter(
         post_edit__assignment__item__project=project,
         post_edit__assignment__status=Assignment.SUBMITTED,
+        post_edit__assignment__reviews__isnull=True,  # first-pass work only, as the post-edits counted
         metric__in=metric_names,
         variant__in=variant_names,
     ).order_by()
@@ -114,6 +136,14 @@ def metric_coverage(
             has_references=_holds(f"post_edit__{references}", _EMPTY),
             has_gold=_holds(f"post_edit__{gold}", _NO_GOLD),
         ).annotate(n=Count("id"))
+    return _cells(metric_names, variant_names, per_kind, stored)
+
+
+def _cells(
+    metric_names: Sequence[str], variant_names: Sequence[str], per_kind: dict[tuple[bool, bool], int], stored
+) -> tuple[int, dict[tuple[str, str], Coverage]]:
+    """The coverage table from the post-edits per kind and the stored values' rows (metric, variant,
+    metric_version, has_references, has_gold, n)."""
     coverage = {(m, v): Coverage() for m in metric_names for v in variant_names}
     for (m, v), cell in coverage.items():
         for (has_references, has_gold), n in per_kind.items():
