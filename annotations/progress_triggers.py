@@ -92,6 +92,19 @@ ASSIGNMENT_COLUMNS = 'id, item_id, annotator_id, status, started, finished, "con
 POST_EDIT_COLUMNS = "assignment_id, flags, updated, uncorroborated_keys, active_ms"
 
 
+# A post-edit saved: only its moment (`updated`) moved on, nothing else its entry holds changed. Its entry's
+# moment and its cell's latest are then raised in place, without rewriting the entry: the draft save's path.
+_SAVED = {
+    "sqlite": "OLD.assignment_id = NEW.assignment_id AND OLD.flags IS NEW.flags "
+    "AND OLD.uncorroborated_keys IS NEW.uncorroborated_keys AND OLD.active_ms IS NEW.active_ms "
+    "AND NEW.updated IS NOT NULL AND (OLD.updated IS NULL OR NEW.updated >= OLD.updated)",
+    "postgresql": "OLD.assignment_id = NEW.assignment_id AND OLD.flags IS NOT DISTINCT FROM NEW.flags "
+    "AND OLD.uncorroborated_keys IS NOT DISTINCT FROM NEW.uncorroborated_keys "
+    "AND OLD.active_ms IS NOT DISTINCT FROM NEW.active_ms "
+    "AND NEW.updated IS NOT NULL AND (OLD.updated IS NULL OR NEW.updated >= OLD.updated)",
+}
+
+
 def sqlite_triggers() -> list[str]:
     return [
         f"""CREATE TRIGGER progress_assignment_insert AFTER INSERT ON annotations_assignment BEGIN
@@ -107,8 +120,17 @@ END""",
         f"""CREATE TRIGGER progress_post_edit_insert AFTER INSERT ON annotations_postedit BEGIN
   {_rewrite_sqlite("NEW.assignment_id")}
 END""",
-        f"""CREATE TRIGGER progress_post_edit_update AFTER UPDATE OF {POST_EDIT_COLUMNS} ON annotations_postedit BEGIN
+        f"""CREATE TRIGGER progress_post_edit_update AFTER UPDATE OF {POST_EDIT_COLUMNS} ON annotations_postedit
+WHEN NOT ({_SAVED["sqlite"]}) BEGIN
   {_rewrite_sqlite("OLD.assignment_id, NEW.assignment_id")}
+END""",
+        f"""CREATE TRIGGER progress_post_edit_saved AFTER UPDATE OF {POST_EDIT_COLUMNS} ON annotations_postedit
+WHEN {_SAVED["sqlite"]} BEGIN
+  UPDATE {ENTRY} SET moment = NEW.updated
+    WHERE assignment_id = NEW.assignment_id AND (moment IS NULL OR moment < NEW.updated);
+  UPDATE {CELL} SET latest = NEW.updated
+    WHERE ({", ".join(CELL_KEY)}) = (SELECT {", ".join(CELL_KEY)} FROM {ENTRY} WHERE assignment_id = NEW.assignment_id)
+    AND (latest IS NULL OR latest < NEW.updated);
 END""",
         f"""CREATE TRIGGER progress_post_edit_delete AFTER DELETE ON annotations_postedit BEGIN
   {_rewrite_sqlite("OLD.assignment_id")}
@@ -153,8 +175,20 @@ BEGIN
   IF TG_OP <> 'INSERT' AND (TG_OP = 'DELETE' OR OLD.id <> NEW.id) THEN PERFORM progress_rewrite(OLD.id); END IF;
   RETURN NULL;
 END $$""",
-        """CREATE FUNCTION progress_post_edit_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        f"""CREATE FUNCTION progress_post_edit_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE cell_key record;
 BEGIN
+  IF TG_OP = 'UPDATE' AND {_SAVED["postgresql"]} THEN
+    PERFORM pg_advisory_xact_lock({_LOCK_CLASS}, (NEW.assignment_id % 2147483647)::integer);
+    UPDATE {ENTRY} SET moment = NEW.updated
+      WHERE assignment_id = NEW.assignment_id AND (moment IS NULL OR moment < NEW.updated)
+      RETURNING {", ".join(CELL_KEY)} INTO cell_key;
+    IF FOUND THEN
+      UPDATE {CELL} SET latest = GREATEST(latest, NEW.updated)
+        WHERE {" AND ".join(f"{column} = cell_key.{column}" for column in CELL_KEY)};
+    END IF;
+    RETURN NULL;
+  END IF;
   IF TG_OP <> 'DELETE' THEN PERFORM progress_rewrite(NEW.assignment_id); END IF;
   IF TG_OP <> 'INSERT' AND (TG_OP = 'DELETE' OR OLD.assignment_id <> NEW.assignment_id) THEN
     PERFORM progress_rewrite(OLD.assignment_id);
@@ -232,6 +266,7 @@ def uninstall_statements(vendor: str) -> list[str]:
             "progress_assignment_delete",
             "progress_post_edit_insert",
             "progress_post_edit_update",
+            "progress_post_edit_saved",
             "progress_post_edit_delete",
             "progress_item_update",
             "progress_project_delete",

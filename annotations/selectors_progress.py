@@ -5,10 +5,11 @@ import json
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotations.design import DesignError, parse_conditions
 from annotations.models import Assignment, ProgressCell, ProgressEntry, Project
@@ -132,6 +133,7 @@ class ProjectProgress:
 
 
 NO_CONDITION = "(no condition)"
+GroupKey = int | str | None  # an annotator's id, a batch key, a condition's name; None for all
 
 
 def project_progress(*, project: Project) -> ProjectProgress:
@@ -153,8 +155,8 @@ def project_progress(*, project: Project) -> ProjectProgress:
     declared = _declared_condition_names(project)
     by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
     total = ProgressRow(label="all")
-    batch_names = dict(project.batches.values_list("id", "name"))
-    timed: dict[tuple[str, object], int] = {}  # (kind of row, key) -> submitted post-edits with an active time
+    batch_names: dict[int | None, str] = dict(project.batches.values_list("id", "name"))
+    timed: dict[tuple[str, GroupKey], int] = {}  # (kind of row, key) -> submitted post-edits with an active time
     for user_id, batch_key, condition, status, flag_text, n, uncorroborated, timed_n, latest in cells:
         batch_id = None if batch_key == NO_BATCH else batch_key
         targets = (
@@ -179,7 +181,7 @@ def project_progress(*, project: Project) -> ProjectProgress:
     names = dict(get_user_model().objects.filter(pk__in=list(by_annotator)).values_list("id", "username"))
     for user_id, row in by_annotator.items():
         row.label = names[user_id]
-    rows_of = {
+    rows_of: dict[str, dict[Any, ProgressRow]] = {
         "annotator": by_annotator,
         "batch": {NO_BATCH if key is None else key: row for key, row in by_batch.items()},
         "condition": by_condition,
@@ -196,7 +198,8 @@ def project_progress(*, project: Project) -> ProjectProgress:
         total=total,
         items=items["n"],
         unbatched_items=items["unbatched"],
-        unassigned_items=project.items.filter(assignments__isnull=True).count(),
+        # NOT EXISTS: an anti-join probing the assignments' item index, where the LEFT JOIN joined them all.
+        unassigned_items=project.items.filter(~Exists(Assignment.objects.filter(item=OuterRef("pk")))).count(),
         by_condition=_condition_rows(by_condition, declared),
     )
 
@@ -206,7 +209,7 @@ _MEDIANS_PER_QUERY = 400
 _MEDIAN_COLUMN = {"annotator": "annotator_id", "batch": "batch_key", "condition": '"condition"'}
 
 
-def _medians(project: Project, timed: dict[tuple[str, object], int]) -> dict[tuple[str, object], float]:
+def _medians(project: Project, timed: dict[tuple[str, GroupKey], int]) -> dict[tuple[str, GroupKey], float]:
     """The median active time of each group's submitted post-edits, as statistics.median gives it, for
     each (kind of row, key) in `timed` with its number of timed post-edits: its one or two middle times
     read from the progress entries' index of (project, group, active time) past the first (n - 1) // 2,
@@ -217,7 +220,8 @@ def _medians(project: Project, timed: dict[tuple[str, object], int]) -> dict[tup
     groups = list(timed.items())
     middle: dict[int, list[int]] = {}
     for first in range(0, len(groups), _MEDIANS_PER_QUERY):
-        parts, parameters = [], []
+        parts: list[str] = []
+        parameters: list[GroupKey] = []
         for index, ((kind, key), count) in enumerate(groups[first : first + _MEDIANS_PER_QUERY], start=first):
             where = "" if kind == "all" else f" AND {_MEDIAN_COLUMN[kind]} = %s"
             # The literals match the partial indexes' condition (a parameter would not prove it).
