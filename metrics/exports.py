@@ -352,7 +352,9 @@ class _Drain(io.RawIOBase):
 def stream_parquet(spec: ExportSpec, *, page_size: int = PAGE_SIZE) -> Iterator[bytes]:
     schema = parquet_schema(spec)
     sink = _Drain()
-    writer = pq.ParquetWriter(sink, schema, compression="zstd")
+    # zstd at its fastest level: less memory and time than its default level for a slightly larger file
+    # (the figures: editlab/benchmarks/results/scale.md).
+    writer = pq.ParquetWriter(sink, schema, compression="zstd", compression_level=1)
     try:
         for rows in export_pages(spec, page_size=page_size):
             writer.write_batch(pa.RecordBatch.from_pylist(rows, schema=schema), row_group_size=len(rows))
