@@ -1,19 +1,16 @@
 """Reads about progress: an annotator's batches (their home page) and a project's progress page (per
 annotator, per batch, per condition)."""
 
-import json
 import statistics
+from array import array
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from annotations.design import DesignError, parse_conditions
-from annotations.models import Assignment, ProgressCell, ProgressEntry, Project
-from annotations.models.progress import NO_BATCH
+from annotations.models import Assignment, Project
 
 # The count each status is added to, on a BatchProgress and a ProgressRow.
 _STATUS_FIELD = {
@@ -133,7 +130,7 @@ class ProjectProgress:
 
 
 NO_CONDITION = "(no condition)"
-GroupKey = int | str | None  # an annotator's id, a batch key, a condition's name; None for all
+_MEDIAN_CHUNK = 20_000
 
 
 def project_progress(*, project: Project) -> ProjectProgress:
@@ -142,52 +139,61 @@ def project_progress(*, project: Project) -> ProjectProgress:
     items, the last activity (latest start, save or submit), and how many submitted post-edits
     carry flags (per flag, the most frequent first) and keys no text change corroborates.
 
-    Read from the figures the database keeps as the work changes (annotations/models/progress.py), in
-    the same few queries whatever the number of assignments: the project's cells (one per annotator,
-    batch, condition, status and flags), the medians' middle active times read in index order (when
-    any submitted post-edit has one), the annotators' and batches' names and two counts of items.
-    Post-editing work only: reviews are counted on the project's review summary."""
-    cells = ProgressCell.objects.filter(project_id=project.pk, n__gt=0).values_list(
-        "annotator_id", "batch_key", "condition", "status", "flags", "n", "uncorroborated", "timed", "latest"
+    Aggregated by the database, in the same few queries whatever the number of assignments: one
+    grouped scan of the assignments (counts, latest moments, flags, keys), one reading the submitted
+    post-edits' active times for the medians (when any has one) and two counts of items."""
+    # Post-editing work only: reviews are counted on the project's review summary.
+    assignments = Assignment.objects.first_pass().filter(item__project=project).order_by()
+    groups = assignments.values("annotator_id", "item__batch_id", "condition", "status", "post_edit__flags").annotate(
+        n=Count("id"),
+        started_max=Max("started"),
+        finished_max=Max("finished"),
+        updated_max=Max("post_edit__updated"),
+        uncorroborated=Sum("post_edit__uncorroborated_keys"),
+        timed=Count("post_edit__active_ms", filter=Q(status=Assignment.SUBMITTED)),
     )
     by_annotator: dict[int, ProgressRow] = {}
     by_batch: dict[int | None, ProgressRow] = {}
     declared = _declared_condition_names(project)
     by_condition: dict[str, ProgressRow] = {name: ProgressRow(label=name, key=name) for name in declared}
     total = ProgressRow(label="all")
-    batch_names: dict[int | None, str] = dict(project.batches.values_list("id", "name"))
-    timed: dict[tuple[str, GroupKey], int] = {}  # (kind of row, key) -> submitted post-edits with an active time
-    for user_id, batch_key, condition, status, flag_text, n, uncorroborated, timed_n, latest in cells:
-        batch_id = None if batch_key == NO_BATCH else batch_key
+    batch_names = dict(project.batches.values_list("id", "name"))
+    timed = 0  # submitted post-edits with an active time
+    for group in groups:
+        timed += group["timed"]
+        user_id, batch_id, condition, status = (
+            group["annotator_id"],
+            group["item__batch_id"],
+            group["condition"],
+            group["status"],
+        )
         targets = (
             by_annotator.setdefault(user_id, ProgressRow(label="", key=user_id)),
             by_batch.setdefault(batch_id, ProgressRow(label=batch_names.get(batch_id, "(no batch)"), key=batch_id)),
             by_condition.setdefault(condition, ProgressRow(label=condition or NO_CONDITION, key=condition)),
             total,
         )
-        if timed_n:
-            for kind, key in (("annotator", user_id), ("batch", batch_key), ("condition", condition), ("all", None)):
-                timed[(kind, key)] = timed.get((kind, key), 0) + timed_n
-        flags = json.loads(flag_text) if flag_text and status == Assignment.SUBMITTED else None
+        moments = [group[name] for name in ("started_max", "finished_max", "updated_max") if group[name] is not None]
+        latest = max(moments) if moments else None
+        flags = group["post_edit__flags"] if status == Assignment.SUBMITTED else None
         for row in targets:
-            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + n)
+            setattr(row, _STATUS_FIELD[status], getattr(row, _STATUS_FIELD[status]) + group["n"])
             if latest is not None and (row.last_activity is None or latest > row.last_activity):
                 row.last_activity = latest
             if flags:
-                row.flagged += n
+                row.flagged += group["n"]
                 for flag in flags:
-                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + n
-            row.uncorroborated_keys += uncorroborated
+                    row.flag_counts[flag] = row.flag_counts.get(flag, 0) + group["n"]
+            row.uncorroborated_keys += group["uncorroborated"] or 0
     names = dict(get_user_model().objects.filter(pk__in=list(by_annotator)).values_list("id", "username"))
     for user_id, row in by_annotator.items():
         row.label = names[user_id]
-    rows_of: dict[str, dict[Any, ProgressRow]] = {
-        "annotator": by_annotator,
-        "batch": {NO_BATCH if key is None else key: row for key, row in by_batch.items()},
-        "condition": by_condition,
-    }
-    for (kind, key), median in _medians(project, timed).items():
-        (rows_of[kind][key] if kind in rows_of else total).median_active_ms = median
+    if timed:
+        medians = _medians(assignments.filter(status=Assignment.SUBMITTED, post_edit__active_ms__isnull=False))
+        for rows, key in ((by_annotator, "annotator_id"), (by_batch, "item__batch_id"), (by_condition, "condition")):
+            for value, median in medians[key].items():
+                rows[value].median_active_ms = median
+        total.median_active_ms = medians[None].get(None)
     for row in (*by_annotator.values(), *by_batch.values(), *by_condition.values(), total):
         row.flag_counts = dict(sorted(row.flag_counts.items(), key=lambda pair: (-pair[1], pair[0])))
     items = project.items.aggregate(n=Count("id"), unbatched=Count("id", filter=Q(batch__isnull=True)))
@@ -198,43 +204,31 @@ def project_progress(*, project: Project) -> ProjectProgress:
         total=total,
         items=items["n"],
         unbatched_items=items["unbatched"],
-        # NOT EXISTS: an anti-join probing the assignments' item index, where the LEFT JOIN joined them all.
-        unassigned_items=project.items.filter(~Exists(Assignment.objects.filter(item=OuterRef("pk")))).count(),
+        unassigned_items=project.items.filter(assignments__isnull=True).count(),
         by_condition=_condition_rows(by_condition, declared),
     )
 
 
-# Groups whose middle active times one query reads (SQLite allows 500 terms in a compound SELECT).
-_MEDIANS_PER_QUERY = 400
-_MEDIAN_COLUMN = {"annotator": "annotator_id", "batch": "batch_key", "condition": '"condition"'}
-
-
-def _medians(project: Project, timed: dict[tuple[str, GroupKey], int]) -> dict[tuple[str, GroupKey], float]:
-    """The median active time of each group's submitted post-edits, as statistics.median gives it, for
-    each (kind of row, key) in `timed` with its number of timed post-edits: its one or two middle times
-    read from the progress entries' index of (project, group, active time) past the first (n - 1) // 2,
-    every group's in one query (a compound SELECT, at most _MEDIANS_PER_QUERY groups each)."""
-    if not timed:
-        return {}
-    table = connection.ops.quote_name(ProgressEntry._meta.db_table)
-    groups = list(timed.items())
-    middle: dict[int, list[int]] = {}
-    for first in range(0, len(groups), _MEDIANS_PER_QUERY):
-        parts: list[str] = []
-        parameters: list[GroupKey] = []
-        for index, ((kind, key), count) in enumerate(groups[first : first + _MEDIANS_PER_QUERY], start=first):
-            where = "" if kind == "all" else f" AND {_MEDIAN_COLUMN[kind]} = %s"
-            # The literals match the partial indexes' condition (a parameter would not prove it).
-            parts.append(
-                f"SELECT {index} AS g, active_ms FROM (SELECT active_ms FROM {table} WHERE project_id = %s{where}"
-                " AND status = 'submitted' AND active_ms IS NOT NULL ORDER BY active_ms LIMIT %s OFFSET %s) AS m"
-            )
-            parameters += [project.pk, *([] if kind == "all" else [key]), 2 - count % 2, (count - 1) // 2]
-        with connection.cursor() as cursor:
-            cursor.execute(" UNION ALL ".join(parts), parameters)
-            for index, active_ms in cursor.fetchall():
-                middle.setdefault(index, []).append(active_ms)
-    return {group: statistics.median(middle[index]) for index, (group, _count) in enumerate(groups)}
+def _medians(submitted: QuerySet[Assignment]) -> dict[str | None, dict]:
+    """The median active time of the submitted post-edits per annotator ("annotator_id"), batch
+    ("item__batch_id") and condition ("condition") and of them all (None: {None: median}), as
+    statistics.median gives it. One query reads the active times with their three keys (SQL has no
+    portable median: window functions cost SQLite a sort per kind of row, several times this scan);
+    the times are kept as compact arrays, one per (annotator, batch, condition), merged per kind of row."""
+    cells: dict[tuple, array] = {}  # (annotator, batch, condition) -> active times
+    rows = submitted.values_list("annotator_id", "item__batch_id", "condition", "post_edit__active_ms")
+    for annotator_id, batch_id, condition, active_ms in rows.iterator(chunk_size=_MEDIAN_CHUNK):
+        cell = cells.get((annotator_id, batch_id, condition))
+        if cell is None:
+            cell = cells[(annotator_id, batch_id, condition)] = array("q")
+        cell.append(active_ms)  # type: ignore[arg-type]  # the query leaves out null times
+    medians: dict[str | None, dict] = {}
+    for index, name in enumerate(("annotator_id", "item__batch_id", "condition", None)):
+        merged: dict = {}
+        for key, cell in cells.items():
+            merged.setdefault(key[index] if name else None, array("q")).extend(cell)
+        medians[name] = {key: statistics.median(times) for key, times in merged.items()}
+    return medians
 
 
 def _condition_rows(rows: dict[str, ProgressRow], declared: list[str]) -> list[ProgressRow]:

@@ -26,7 +26,6 @@ from annotations.models.assignments import (
 from annotations.models.evaluations import ErrorSpan, Evaluation, EvaluationEvent
 from annotations.models.events import AnnotatorClock, EditEvent, Visit
 from annotations.models.participants import JoinCounter, JoinLink, Participant
-from annotations.models.progress import ProgressCell, ProgressEntry
 from annotations.models.projects import Batch, Item, ItemQuerySet, Project
 from annotations.models.questionnaires import AttentionCheck, Questionnaire, QuestionnaireAnswer
 
@@ -52,8 +51,6 @@ __all__ = [
     "Participant",
     "PostEdit",
     "PostEditQuerySet",
-    "ProgressCell",
-    "ProgressEntry",
     "Project",
     "Questionnaire",
     "QuestionnaireAnswer",
