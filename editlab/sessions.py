@@ -22,6 +22,8 @@ from django.db import connections, router
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
+from editlab import limits
+
 # The session store of the request whose user is being read (AuthenticationMiddleware.get_user).
 _READING: contextvars.ContextVar[Any] = contextvars.ContextVar("editlab_session_reading", default=None)
 
@@ -39,7 +41,7 @@ class SessionStore(db.SessionStore):
 
     def create_model_instance(self, data: dict):
         instance = super().create_model_instance(data)
-        instance.user_id = _user_id(data.get(auth.SESSION_KEY))  # type: ignore[attr-defined]  # our model's column
+        instance.user_id = session_user_id(data.get(auth.SESSION_KEY))  # type: ignore[attr-defined]  # our model's column
         return instance
 
     def _get_session_from_db(self):
@@ -73,13 +75,13 @@ class SessionStore(db.SessionStore):
         return model(session_key=key, session_data=rows[0][0])
 
 
-def _user_id(value: object) -> int | None:
+def session_user_id(value: object) -> int | None:
     """The session data's user id as the column keeps it (None when it is not a plain id)."""
     try:
         number = int(str(value))
     except ValueError:
         return None
-    return number if 0 < number < 2**63 else None
+    return number if 0 < number <= limits.MAX_ID else None  # the backend's rule for an id (logins.backends)
 
 
 def user_read_with_session(pk: int):

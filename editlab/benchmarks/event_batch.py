@@ -64,18 +64,21 @@ class StepTimer:
         setattr(owner, name, timed)
 
     def install(self) -> None:
-        from rest_framework import authentication, views
-
-        from annotations.api import serializers_editor, views_editor
+        """Wrap the steps a good batch goes through (the plain answer of PostEditEventsApi; PostgreSQL's
+        one-statement lock and insert, SQLite's separate statements): a step not taken is not listed."""
+        from annotations.api import views_editor
         from annotations.editing import event_store, locks
+        from editlab import sessions
 
-        self.wrap(authentication.SessionAuthentication, "authenticate", "DRF authentication (session, user)")
-        self.wrap(views.APIView, "check_permissions", "DRF permission (role)")
-        self.wrap(views_editor, "own_post_edit", "ownership check")
-        self.wrap(serializers_editor, "validate_events", "events validated")
+        self.wrap(sessions, "get_user", "session, user and roles (one statement)")
+        self.wrap(views_editor, "csrf_passes", "CSRF check")
+        self.wrap(views_editor, "owned_post_edit", "ownership check")
+        self.wrap(views_editor, "validate_events", "events validated")
         self.wrap(views_editor, "post_edit_ingest_events", "events service (transaction)")
+        self.wrap(locks, "lock_and_advance_visit", "  lock the post-edit, the page load seen")
         self.wrap(locks, "lock_for_events", "  lock the post-edit")
         self.wrap(event_store, "advance_visit", "  the page load seen, its clock")
+        self.wrap(event_store, "insert_following_events", "  insert (a following batch)")
         self.wrap(event_store, "stored_seqs_and_top", "  stored seqs")
         self.wrap(event_store, "insert_events", "  insert")
 
@@ -203,12 +206,13 @@ def _measure_http(workers: int, path: str, cookie: str, token: str, bodies: list
     import psutil
     from django.core.management import call_command
     from django.db import connection
+    from django.test import override_settings
 
     from editlab.benchmarks.load.harness import Gunicorn, server_environment
 
     with tempfile.TemporaryDirectory(prefix="event-batch-http-") as folder:
         static = Path(folder) / "static"
-        with _settings_override(STATIC_ROOT=str(static)):
+        with override_settings(STATIC_ROOT=str(static)):
             call_command("collectstatic", interactive=False, verbosity=0)
         env = server_environment({"STATIC_ROOT": str(static), "EDITLAB_ENV_FILE": "/dev/null"})
         server = Gunicorn(env=env, workers=workers, worker_class="sync", threads=1, folder=Path(folder))
@@ -253,12 +257,6 @@ def _measure_http(workers: int, path: str, cookie: str, token: str, bodies: list
         "steps": {},
         "backend_ms": 1000 * used["PostgreSQL"] / count if "PostgreSQL" in used else None,
     }
-
-
-def _settings_override(**values):
-    from django.test import override_settings
-
-    return override_settings(**values)
 
 
 def _local_backend_pid() -> int | None:

@@ -42,12 +42,15 @@ BODIES = (
     "NaN",
     "too deep",
     "too large",
+    "a lone surrogate",
+    "a huge number",
+    "another post-edit's page",
 )
 CONTENT_TYPES = ("application/json", "application/json; charset=utf-8", "text/plain", "form")
 ACCEPTS = (None, "*/*", "application/json", "text/html")
 
 
-def _body(kind: str, page: str, events: list[dict]) -> bytes:
+def _body(kind: str, page: str, events: list[dict], other_page: str) -> bytes:
     batch = {"page_id": page, "events": events}
     special = {
         "the batch again": batch,
@@ -62,6 +65,7 @@ def _body(kind: str, page: str, events: list[dict]) -> bytes:
         "seq repeated": {"page_id": page, "events": [*events[:3], events[2]]},
         "time runs back": {"page_id": page, "events": [*events[:3], dict(events[3], t=0)]},
         "a list": [batch],
+        "another post-edit's page": {"page_id": other_page, "events": events},
     }
     if kind == "not JSON":
         return b'{"page_id": '
@@ -73,6 +77,10 @@ def _body(kind: str, page: str, events: list[dict]) -> bytes:
         return json.dumps(batch).replace('"t": 120.0', '"t": NaN').encode()
     if kind == "too deep":
         return ("[" * 100 + "]" * 100).encode()
+    if kind == "a lone surrogate":
+        return json.dumps({"page_id": page, "events": [dict(events[0], data="\ud800")]}).encode()
+    if kind == "a huge number":
+        return json.dumps(batch).replace('"t": 120.0', '"t": 1e400').encode()
     if kind == "too large":
         return json.dumps({"page_id": page, "events": events, "pad": "x" * 2_000_000}).encode()
     return json.dumps(special.get(kind, batch)).encode()
@@ -113,6 +121,7 @@ def test_the_plain_answer_is_drfs(db, monkeypatch, sender, csrf, content_type, a
         "researcher": UserFactory(username=f"res-{uuid.uuid4().hex[:8]}", role="researcher"),
         "anonymous": None,
     }
+    _, other_visit = open_item(owner)  # the owner's other item, opened first: its page load is not this one's
     post_edit, visit = open_item(owner)
     events = edit_log()
     page = str(visit.page_id)
@@ -130,7 +139,13 @@ def test_the_plain_answer_is_drfs(db, monkeypatch, sender, csrf, content_type, a
     token = _get_new_csrf_string()
     client.cookies["csrftoken"] = token
     sent_token = {"token": token, "wrong token": _get_new_csrf_string(), "none": None}[csrf]
-    request = (url("events", post_edit), _body(body, page, events), content_type, accept, sent_token)
+    request = (
+        url("events", post_edit),
+        _body(body, page, events, str(other_visit.page_id)),
+        content_type,
+        accept,
+        sent_token,
+    )
 
     answers = []
     for plain in (True, False):

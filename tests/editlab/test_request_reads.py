@@ -210,3 +210,16 @@ def test_the_upgrade_copies_djangos_sessions_with_their_users(client, annotator)
     client.cookies["sessionid"] = logged_in.session_key
     response = client.post("/api/post-edits/999999/events/", {}, content_type="application/json")
     assert response.status_code == 404, response.content  # the annotator, logged in: not 403
+
+
+@given(st.one_of(st.text(), st.integers(), st.none(), st.floats(allow_nan=True)))
+def test_the_rows_copy_of_the_user_id_is_an_id_or_nothing(value):
+    """Whatever a session's data holds under the user key, the column gets an id the backend would look
+    up, or NULL; never an error that would lose the session's save."""
+    from editlab import limits
+    from editlab.sessions import session_user_id
+
+    copied = session_user_id(value)
+    assert copied is None or (type(copied) is int and 0 < copied <= limits.MAX_ID)
+    if isinstance(value, int) and 0 < value <= limits.MAX_ID:
+        assert copied == value

@@ -7,7 +7,7 @@ def copy_sessions(apps, schema_editor):
     """The sessions of Django's table, each with its user's id, so nobody is logged out by the upgrade."""
     from django.contrib.sessions.backends.db import SessionStore
 
-    from editlab.sessions import _user_id
+    from editlab.sessions import session_user_id
 
     old, new = apps.get_model("sessions", "Session"), apps.get_model("logins", "Session")
     alias = schema_editor.connection.alias
@@ -17,7 +17,7 @@ def copy_sessions(apps, schema_editor):
             session_key=row.session_key,
             session_data=row.session_data,
             expire_date=row.expire_date,
-            user_id=_user_id(decode(row.session_data).get("_auth_user_id")),
+            user_id=session_user_id(decode(row.session_data).get("_auth_user_id")),
         )
         for row in old.objects.using(alias).iterator(chunk_size=2000)
     ]
